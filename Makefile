@@ -1,0 +1,27 @@
+# vitbench — every command goes through the project's virtualenv (.venv), created by `make install`.
+PYTHON := .venv/bin/python
+DEMO_DATA := data/demo
+
+.PHONY: install demo test test-fast bench env clean-demo
+
+install:            ## create .venv and install the pinned stack (first time ~10 min: mmcv compiles)
+	bash tools/install.sh
+
+demo: install       ## generate the demo data and run the pipeline on it
+	$(PYTHON) tools/env_check.py
+	$(PYTHON) tools/make_demo_data.py --out $(DEMO_DATA) --scale small
+
+test: install       ## the full test suite, slow end-to-end tests included (what CI runs)
+	$(PYTHON) -m pytest -q
+
+test-fast: install  ## the test suite without the slow end-to-end tests
+	$(PYTHON) -m pytest -q -m "not slow"
+
+bench: install      ## speed/memory ratios vs reference implementations
+	$(PYTHON) tools/benchmark.py all
+
+env: install        ## versions, mmcv ops, hardware
+	$(PYTHON) tools/env_check.py
+
+clean-demo:
+	rm -rf $(DEMO_DATA) work_dirs/demo

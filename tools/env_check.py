@@ -1,0 +1,74 @@
+#!/usr/bin/env python
+"""Report the versions of the stack, whether mmcv's compiled ops run, and the hardware.
+
+    python tools/env_check.py        # exit 0 when everything works, 1 with the reasons otherwise
+"""
+import importlib
+import os
+import platform
+import sys
+
+# (import name, pinned version or None) — pins must match pyproject.toml.
+PACKAGES = [('torch', '2.14.1'), ('torchvision', '0.29.1'), ('mmengine', '0.10.7'), ('mmcv', '2.1.0'),
+            ('mmseg', '1.2.2'), ('mmdet', '3.3.0'), ('timm', None), ('pycocotools', None)]
+
+
+def check_packages(problems):
+    for name, pinned in PACKAGES:
+        try:
+            module = importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - any failure to import is what we report
+            problems.append(f'{name}: cannot be imported ({type(e).__name__}: {e})')
+            print(f'  {name:<12} MISSING')
+            continue
+        version = getattr(module, '__version__', 'unknown')
+        mark = '' if pinned is None or version.split('+')[0] == pinned else f'  (expected {pinned})'
+        if mark:
+            problems.append(f'{name} {version} installed, {pinned} expected')
+        print(f'  {name:<12} {version}{mark}')
+
+
+def check_mmcv_ops(problems):
+    try:
+        import torch
+        from mmcv.ops import RoIAlign, nms
+        boxes = torch.tensor([[0., 0., 10., 10.], [1., 1., 10., 10.], [20., 20., 30., 30.]])
+        _, keep = nms(boxes, torch.tensor([0.9, 0.8, 0.7]), iou_threshold=0.5)
+        assert keep.tolist() == [0, 2], f'nms kept {keep.tolist()}, expected [0, 2]'
+        feats = torch.arange(16.).view(1, 1, 4, 4)
+        rois = torch.tensor([[0., 0., 0., 4., 4.]])
+        pooled = RoIAlign((2, 2), spatial_scale=1.0, sampling_ratio=2, aligned=True)(feats, rois)
+        assert pooled.shape == (1, 1, 2, 2), f'RoIAlign gave shape {tuple(pooled.shape)}'
+        print('  mmcv.ops     nms and RoIAlign run')
+    except Exception as e:  # noqa: BLE001
+        problems.append(f'mmcv.ops does not run ({type(e).__name__}: {e}); rebuild it with `make install` '
+                        '(see README, "Troubleshooting the mmcv build")')
+        print('  mmcv.ops     BROKEN')
+
+
+def report_hardware():
+    import torch
+    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    print(f'  python       {sys.version.split()[0]} ({platform.platform()})')
+    print(f'  device       {", ".join(gpus) if gpus else "CPU only (no CUDA device)"}')
+    print(f'  cpu threads  torch uses {torch.get_num_threads()} of {os.cpu_count()} cores')
+
+
+def main():
+    problems = []
+    print('vitbench environment')
+    check_packages(problems)
+    check_mmcv_ops(problems)
+    try:
+        report_hardware()
+    except Exception as e:  # noqa: BLE001
+        problems.append(f'torch cannot report the hardware: {e}')
+    if problems:
+        print('\nBROKEN:\n' + '\n'.join(f'  - {p}' for p in problems), file=sys.stderr)
+        return 1
+    print('\nOK')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,43 @@
+#!/usr/bin/env python
+"""Train any vitbench experiment (pretraining, fine-tuning, segmentation, detection, transfer) with
+mmengine's Runner.
+
+    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp] [--cfg-options K=V ...]
+    torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch
+"""
+import argparse
+
+import torch
+
+from vitbench.cli import add_common_args, build_runner, load_config, run_main
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description='Train a vitbench config with mmengine')
+    add_common_args(parser)
+    parser.add_argument('--resume', nargs='?', const='auto', metavar='CHECKPOINT',
+                        help='resume training: alone, from the latest checkpoint in the work dir; '
+                        'with a path, from that checkpoint')
+    parser.add_argument('--amp', action='store_true',
+                        help='automatic mixed precision (float16 on GPU, bfloat16 on CPU)')
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    cfg = load_config(args)
+    if args.resume == 'auto':
+        cfg.resume, cfg.load_from = True, None
+    elif args.resume is not None:
+        cfg.resume, cfg.load_from = True, args.resume
+    if args.amp:
+        cfg.optim_wrapper.type = 'AmpOptimWrapper'
+        if torch.cuda.is_available():
+            cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+        else:  # CPU autocast computes in bfloat16, which needs no loss scaling
+            cfg.optim_wrapper.setdefault('dtype', 'bfloat16')
+    build_runner(cfg).train()
+
+
+if __name__ == '__main__':
+    run_main(main)

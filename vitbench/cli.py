@@ -1,0 +1,100 @@
+"""What tools/train.py and tools/test.py share: config loading, common options, the distributed set-up on
+CPU, and building mmengine's Runner — for configs of any default scope (vitbench, mmseg, mmdet, ...)."""
+import argparse
+import datetime
+import os
+import os.path as osp
+import sys
+
+import torch
+import torch.distributed as dist
+from mmengine.config import Config, DictAction
+from mmengine.registry import MODEL_WRAPPERS, RUNNERS
+from mmengine.runner import Runner
+from torch.nn.parallel import DistributedDataParallel
+
+import vitbench  # noqa: F401  (checkpoint policy: safe loading on torch >= 2.6, atomic writes)
+
+
+class ConfigError(Exception):
+    """A config that cannot be found, parsed or built. The tools report it in one line and exit 2."""
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('config', help='config file (mmengine format)')
+    parser.add_argument('--work-dir', help='where logs, checkpoints and result.json go '
+                        '(default: ./work_dirs/<config name>)')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, metavar='KEY=VALUE',
+                        help='override config keys, e.g. model.backbone.drop_path_rate=0.2 '
+                        'train_dataloader.batch_size=8 (lists: key="[a,b]")')
+    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none',
+                        help='job launcher for distributed runs (torchrun → pytorch)')
+    # torch.distributed.launch passes --local_rank / --local-rank; torchrun sets LOCAL_RANK itself.
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0, help=argparse.SUPPRESS)
+
+
+def load_config(args: argparse.Namespace):
+    """Read ``args.config``, apply ``--cfg-options``, ``--work-dir`` and ``--launcher``."""
+    if not osp.isfile(args.config):
+        raise ConfigError(f"config file '{args.config}' not found (expected a path to an mmengine config, "
+                          'e.g. configs/upernet_deit3_b.py)')
+    try:
+        cfg = Config.fromfile(args.config)
+    except Exception as e:  # syntax errors, missing _base_ files, ...
+        raise ConfigError(f"config file '{args.config}' could not be read: {type(e).__name__}: {e}") from e
+    try:
+        if args.cfg_options:
+            cfg.merge_from_dict(args.cfg_options)
+    except Exception as e:
+        raise ConfigError(f'--cfg-options {args.cfg_options} could not be applied to {args.config}: {e}') from e
+
+    if args.work_dir is not None:
+        cfg.work_dir = args.work_dir
+    elif cfg.get('work_dir') is None:
+        cfg.work_dir = osp.join('./work_dirs', osp.splitext(osp.basename(args.config))[0])
+    cfg.launcher = args.launcher
+    if 'LOCAL_RANK' not in os.environ:
+        os.environ['LOCAL_RANK'] = str(args.local_rank)
+    if args.launcher != 'none' and not torch.cuda.is_available():
+        _prepare_cpu_distributed(cfg, args.launcher)
+    return cfg
+
+
+def _prepare_cpu_distributed(cfg, launcher: str) -> None:
+    """Distributed training without GPUs (gloo), e.g. ``torchrun --nproc_per_node 2 ... --launcher pytorch``.
+
+    mmengine 0.10.7 assumes CUDA here: ``init_dist`` calls ``torch.cuda.set_device`` and the DDP wrapper
+    gets ``device_ids=[LOCAL_RANK]``, both of which fail for CPU modules. We start the process group
+    ourselves (the Runner then skips its own init) and give DDP ``device_ids=None``.
+    """
+    if launcher != 'pytorch':
+        raise ConfigError(f"--launcher {launcher} needs CUDA GPUs; without GPUs use "
+                          "'torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch'")
+    if not dist.is_initialized():
+        timeout = cfg.get('env_cfg', {}).get('dist_cfg', {}).get('timeout')
+        kwargs = {} if timeout is None else dict(timeout=datetime.timedelta(seconds=timeout))
+        dist.init_process_group(backend='gloo', **kwargs)
+    wrapper = cfg.get('model_wrapper_cfg') or dict(type='MMDistributedDataParallel')
+    wrapper_cls = MODEL_WRAPPERS.get(wrapper['type'])
+    if wrapper_cls is not None and issubclass(wrapper_cls, DistributedDataParallel):
+        wrapper.setdefault('device_ids', None)
+    cfg.model_wrapper_cfg = wrapper
+
+
+def build_runner(cfg):
+    """Build mmengine's Runner (or the config's ``runner_type``); a build failure is a ConfigError."""
+    try:
+        if 'runner_type' in cfg:
+            return RUNNERS.build(cfg)
+        return Runner.from_cfg(cfg)
+    except Exception as e:
+        raise ConfigError(f"config '{cfg.filename}' failed to build: {type(e).__name__}: {e}") from e
+
+
+def run_main(main) -> None:
+    """Call ``main()``; a ConfigError becomes one line on stderr and exit status 2."""
+    try:
+        main()
+    except ConfigError as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(2)
