@@ -81,3 +81,11 @@ def test_vitbench_registries_are_children_of_mmengine_roots():
         registry = getattr(ours, name)
         assert registry.scope == 'vitbench' and registry.parent is getattr(root, name), name
     assert sys.modules['vitbench.registry'] is ours
+
+
+def test_env_check_reports_a_working_stack():
+    import subprocess
+    result = subprocess.run([sys.executable, 'tools/env_check.py'], cwd=Path(__file__).resolve().parents[1],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'nms and RoIAlign run' in result.stdout and 'mmcv         2.1.0' in result.stdout

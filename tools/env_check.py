@@ -4,28 +4,45 @@
     python tools/env_check.py        # exit 0 when everything works, 1 with the reasons otherwise
 """
 import importlib
+import importlib.metadata
 import os
 import platform
 import sys
 
-# (import name, pinned version or None) — pins must match pyproject.toml.
-PACKAGES = [('torch', '2.14.1'), ('torchvision', '0.29.1'), ('mmengine', '0.10.7'), ('mmcv', '2.1.0'),
-            ('mmseg', '1.2.2'), ('mmdet', '3.3.0'), ('timm', None), ('pycocotools', None)]
+# Import name -> distribution name, for the packages whose versions matter.
+PACKAGES = {'torch': 'torch', 'torchvision': 'torchvision', 'mmengine': 'mmengine', 'mmcv': 'mmcv',
+            'mmseg': 'mmsegmentation', 'mmdet': 'mmdet', 'timm': 'timm', 'pycocotools': 'pycocotools'}
+
+
+def pinned_versions():
+    """The ``==`` pins of pyproject.toml, as the installed vitbench declares them."""
+    pins = {}
+    for requirement in importlib.metadata.requires('vitbench') or []:
+        name, sep, version = requirement.partition('==')
+        if sep:
+            pins[name.strip()] = version.split(';')[0].strip()
+    return pins
 
 
 def check_packages(problems):
-    for name, pinned in PACKAGES:
+    try:
+        pins = pinned_versions()
+    except importlib.metadata.PackageNotFoundError:
+        pins = {}
+        problems.append('vitbench itself is not installed (run `make install`)')
+    for name, dist in PACKAGES.items():
         try:
-            module = importlib.import_module(name)
+            importlib.import_module(name)
+            version = importlib.metadata.version(dist)
         except Exception as e:  # noqa: BLE001 - any failure to import is what we report
             problems.append(f'{name}: cannot be imported ({type(e).__name__}: {e})')
             print(f'  {name:<12} MISSING')
             continue
-        version = getattr(module, '__version__', 'unknown')
-        mark = '' if pinned is None or version.split('+')[0] == pinned else f'  (expected {pinned})'
-        if mark:
-            problems.append(f'{name} {version} installed, {pinned} expected')
-        print(f'  {name:<12} {version}{mark}')
+        pinned = pins.get(dist)
+        mismatch = pinned is not None and version.split('+')[0] != pinned
+        if mismatch:
+            problems.append(f'{dist} {version} installed, {pinned} pinned in pyproject.toml')
+        print(f'  {name:<12} {version}' + (f'  (expected {pinned})' if mismatch else ''))
 
 
 def check_mmcv_ops(problems):

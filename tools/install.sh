@@ -11,13 +11,16 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VITBENCH_VENV:-$ROOT/.venv}"
 WHEELS="${VITBENCH_WHEEL_CACHE:-$HOME/.cache/vitbench/wheels}"
 PY="$VENV/bin/python"
-PIP=("$PY" -m pip install --progress-bar off)
 
-TORCH="torch==2.14.1"
-TORCHVISION="torchvision==0.29.1"
-MMCV_VERSION="2.1.0"
+# Pins come from pyproject.toml, e.g. pin torch -> torch==2.14.1.
+pin() { grep -oE "\"$1==[^\"]+\"" "$ROOT/pyproject.toml" | tr -d '"'; }
+MMCV_VERSION="$(pin mmcv | cut -d= -f3)"
 
 say() { printf '\033[1m[install]\033[0m %s\n' "$*"; }
+# pip, minus the warnings this machine's pip config prints for local index folders it does not have.
+pip_install() {
+    "$PY" -m pip install -q --progress-bar off "$@" 2> >(grep -v "^WARNING: Location '.*' is ignored" >&2)
+}
 
 # The stamp covers everything that decides what gets installed.
 stamp_value() { cat "$ROOT/pyproject.toml" "$ROOT/tools/install.sh" | sha256sum | cut -d' ' -f1; }
@@ -38,21 +41,18 @@ if [[ ! -x "$PY" ]]; then
     say "creating virtual environment $VENV"
     python3 -m venv "$VENV"
 fi
-"${PIP[@]}" -q --upgrade pip "setuptools<80" wheel
+pip_install --upgrade pip "setuptools<80" wheel
 
-# The CUDA build of torch runs on CPU; the CPU-only 2.13 wheel has no matching torchvision (DESIGN.md).
-say "installing $TORCH $TORCHVISION (CUDA build, ~5 GB, runs on CPU)"
-"${PIP[@]}" -q "$TORCH" "$TORCHVISION"
-
-say "installing mmengine, timm and friends"
-"${PIP[@]}" -q "mmengine==0.10.7" timm pycocotools ftfy regex scipy matplotlib \
-    opencv-python-headless addict yapf packaging ninja pytest
+# What compiling mmcv needs first. The CUDA build of torch runs on CPU; the CPU-only 2.13 wheel has no
+# matching torchvision (DESIGN.md).
+say "installing $(pin torch) $(pin torchvision) (CUDA build, ~5 GB, runs on CPU) and $(pin mmengine)"
+pip_install "$(pin torch)" "$(pin torchvision)" "$(pin mmengine)" ninja
 
 mmcv_ops_work() {
-    "$PY" - <<'PY' >/dev/null 2>&1
-import torch, mmcv
+    "$PY" - "$MMCV_VERSION" <<'PY' >/dev/null 2>&1
+import sys, torch, mmcv
 from mmcv.ops import nms
-assert mmcv.__version__ == "2.1.0"
+assert mmcv.__version__ == sys.argv[1]
 nms(torch.tensor([[0., 0., 1., 1.]]), torch.tensor([1.]), 0.5)
 PY
 }
@@ -68,8 +68,12 @@ build_mmcv_wheel() {
     sed -i -E 's/-std=c\+\+1[47]/-std=c++20/g' "$src/setup.py"
     say "compiling mmcv $MMCV_VERSION with its ops (takes ~8 min on 2 cores; cached in $WHEELS)"
     mkdir -p "$WHEELS"
-    (cd "$src" && MMCV_WITH_OPS=1 MAX_JOBS="${MAX_JOBS:-$(nproc)}" CFLAGS='-g0 -O2' CXXFLAGS='-g0 -O2' \
-        "$PY" -m pip wheel -q --no-build-isolation --no-deps -w "$tmp/dist" .)
+    if ! (cd "$src" && MMCV_WITH_OPS=1 MAX_JOBS="${MAX_JOBS:-$(nproc)}" CFLAGS='-g0 -O2' CXXFLAGS='-g0 -O2' \
+            "$PY" -m pip wheel --no-build-isolation --no-deps -w "$tmp/dist" . >"$tmp/build.log" 2>&1); then
+        tail -n 60 "$tmp/build.log" >&2
+        echo "mmcv build failed (last lines above); see README, 'Troubleshooting the mmcv build'" >&2
+        return 1
+    fi
     # Move into the cache only once complete, so an interrupted build never leaves a broken wheel there.
     local built; built="$(ls "$tmp"/dist/mmcv-*.whl)"
     mv "$built" "$WHEELS/$(basename "$built").part"
@@ -86,12 +90,12 @@ else
     else
         say "using cached wheel $cached"
     fi
-    "${PIP[@]}" -q --no-deps --force-reinstall "$cached"
+    pip_install --no-deps --force-reinstall "$cached"
     mmcv_ops_work || { echo "mmcv $MMCV_VERSION installed but mmcv.ops does not run; see README troubleshooting" >&2; exit 1; }
 fi
 
-say "installing mmsegmentation, mmdet and vitbench (editable)"
-"${PIP[@]}" -q -e "$ROOT"
+say "installing mmsegmentation, mmdet, timm, the rest of pyproject.toml and vitbench (editable)"
+pip_install -e "$ROOT[test]"
 
 stack_imports || { echo "install finished but the stack does not import; run: $PY tools/env_check.py" >&2; exit 1; }
 stamp_value > "$STAMP"
