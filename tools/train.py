@@ -18,6 +18,8 @@ def parse_args(argv=None):
     parser.add_argument('--resume', nargs='?', const='auto', metavar='CHECKPOINT',
                         help='resume training: alone, from the latest checkpoint in the work dir; '
                         'with a path, from that checkpoint')
+    parser.add_argument('--checkpoint', dest='backbone_checkpoint', metavar='PATH',
+                        help='initialise the backbone from this checkpoint (any supported format)')
     parser.add_argument('--amp', action='store_true',
                         help='automatic mixed precision (float16 on GPU, bfloat16 on CPU)')
     return parser.parse_args(argv)

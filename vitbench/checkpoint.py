@@ -73,6 +73,10 @@ def _atomic_write(data: bytes, filepath: str) -> None:
         raise
 
 
+def atomic_write_text(text: str, filepath: str) -> None:
+    _atomic_write(text.encode('utf-8'), filepath)
+
+
 def atomic_torch_save(obj, filepath: str) -> None:
     """``torch.save`` that never leaves a partial file (for files written outside mmengine's backend)."""
     buffer = io.BytesIO()

@@ -14,6 +14,7 @@ from mmengine.runner import Runner
 from torch.nn.parallel import DistributedDataParallel
 
 import vitbench  # noqa: F401  (checkpoint policy: safe loading on torch >= 2.6, atomic writes)
+from vitbench.backbone_swap import swap_backbone
 
 
 class ConfigError(Exception):
@@ -27,6 +28,9 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, metavar='KEY=VALUE',
                         help='override config keys, e.g. model.backbone.drop_path_rate=0.2 '
                         'train_dataloader.batch_size=8 (lists: key="[a,b]")')
+    parser.add_argument('--backbone', metavar='NAME',
+                        help='swap the backbone for this named variant (tools/list_backbones.py lists them); '
+                        'widths of necks and heads follow')
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none',
                         help='job launcher for distributed runs (torchrun → pytorch)')
     # torch.distributed.launch passes --local_rank / --local-rank; torchrun sets LOCAL_RANK itself.
@@ -48,10 +52,18 @@ def load_config(args: argparse.Namespace):
     except Exception as e:
         raise ConfigError(f'--cfg-options {args.cfg_options} could not be applied to {args.config}: {e}') from e
 
+    checkpoint = getattr(args, 'backbone_checkpoint', None)
+    if args.backbone or checkpoint:
+        try:
+            swap_backbone(cfg, args.backbone, checkpoint)
+        except (KeyError, ValueError, FileNotFoundError) as e:
+            raise ConfigError(f'{args.config}: {e.args[0] if e.args else e}') from e
+
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
     elif cfg.get('work_dir') is None:
-        cfg.work_dir = osp.join('./work_dirs', osp.splitext(osp.basename(args.config))[0])
+        name = osp.splitext(osp.basename(args.config))[0]
+        cfg.work_dir = osp.join('./work_dirs', f'{name}_{args.backbone}' if args.backbone else name)
     cfg.launcher = args.launcher
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
@@ -82,7 +94,13 @@ def _prepare_cpu_distributed(cfg, launcher: str) -> None:
 
 
 def build_runner(cfg):
-    """Build mmengine's Runner (or the config's ``runner_type``); a build failure is a ConfigError."""
+    """Build mmengine's Runner (or the config's ``runner_type``); a build failure is a ConfigError.
+
+    A config with an ``experiment`` dict gets the hook that writes ``work_dir/result.json``."""
+    if cfg.get('experiment') and not any(h.get('type', '').endswith('ResultRecorderHook')
+                                         for h in cfg.get('custom_hooks', [])):
+        cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.ResultRecorderHook')]
+        import vitbench.result_record  # noqa: F401  (registers the hook)
     try:
         if 'runner_type' in cfg:
             return RUNNERS.build(cfg)

@@ -1,0 +1,151 @@
+"""``work_dir/result.json``: the one record every evaluating run leaves behind (schema in DESIGN.md).
+
+A config says what it measures in an ``experiment`` dict::
+
+    experiment = dict(task='seg', dataset='ade20k', backbone='deit3_base_patch16_224',
+                      backbone_overrides=dict(drop_path_rate=0.1),  # optional
+                      pretrain=dict(recipe='supervised', epochs=800, checkpoint=None),  # optional
+                      eval='ss')                                                       # optional
+
+tools/train.py and tools/test.py add :class:`ResultRecorderHook` to every config that has one. The hook
+writes the record after training (the last validation's metrics, plus the final training loss) and after
+testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
+Metrics are stored as percentages, as the papers report them.
+"""
+import datetime
+import json
+import os.path as osp
+import subprocess
+from typing import Dict, Optional
+
+from mmengine.hooks import Hook
+
+from .checkpoint import atomic_write_text
+from .registry import HOOKS
+
+TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
+# Metric families that toolboxes report as fractions (mmdet's COCO AP); everything else is in percent.
+_FRACTION_PREFIXES = ('coco/',)
+_REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
+    """'coco/bbox_mAP': 0.407 → 'bbox_mAP': 40.7; 'accuracy/top1' → 'top1'; 'mIoU' stays."""
+    normalized = {}
+    for name, value in metrics.items():
+        if not isinstance(value, (int, float)):
+            continue  # e.g. per-class tables some metrics return alongside the scalars
+        scale = 100.0 if name.startswith(_FRACTION_PREFIXES) else 1.0
+        normalized[name.split('/')[-1]] = float(value) * scale
+    return normalized
+
+
+def experiment_of(cfg) -> dict:
+    experiment = dict(cfg.get('experiment') or {})
+    missing = [k for k in ('task', 'dataset', 'backbone') if not experiment.get(k)]
+    if missing:
+        raise KeyError(f"config {cfg.filename}: `experiment` needs the keys {missing} "
+                       f"(task one of {TASKS}, dataset name, backbone variant name)")
+    if experiment['task'] not in TASKS:
+        raise ValueError(f"config {cfg.filename}: experiment.task={experiment['task']!r}, "
+                         f'expected one of {TASKS}')
+    return experiment
+
+
+def pretrain_of(experiment: dict, cfg) -> dict:
+    """What the backbone's weights came from: the config's word, else the checkpoint's own metadata."""
+    if experiment.get('pretrain'):
+        return dict(experiment['pretrain'])
+    checkpoint = experiment.get('checkpoint') or _backbone_checkpoint(cfg)
+    if checkpoint is None:
+        return dict(recipe='scratch', epochs=0, checkpoint=None)
+    pretrain = dict(recipe='unknown', epochs=None)
+    if osp.isfile(checkpoint):
+        from backbones.checkpoint import read_checkpoint
+        meta = read_checkpoint(checkpoint)
+        if isinstance(meta, dict):
+            pretrain.update((meta.get('meta') or {}).get('pretrain') or {})
+    pretrain['checkpoint'] = checkpoint
+    return pretrain
+
+
+def _backbone_checkpoint(cfg) -> Optional[str]:
+    init_cfg = cfg.get('model', {}).get('backbone', {}).get('init_cfg') or {}
+    return init_cfg.get('checkpoint') if init_cfg.get('type') == 'Pretrained' else None
+
+
+def git_commit() -> Optional[str]:
+    try:
+        out = subprocess.run(['git', '-C', _REPO, 'rev-parse', 'HEAD'], capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def backbone_complexity(name: str, overrides: dict) -> dict:
+    """Parameters (M) and GFLOPs of the named backbone at its own resolution, as the leaderboard shows."""
+    from backbones import create_model
+    from backbones.complexity import count_flops, count_params
+    model = create_model(name, num_classes=0, **overrides)
+    try:
+        gflops = count_flops(model, model.img_size if hasattr(model, 'img_size') else 224) / 1e9
+    except Exception:  # noqa: BLE001 - an untraceable model still gets its record, without GFLOPs
+        gflops = None
+    return dict(params_M=count_params(model) / 1e6, gflops=gflops)
+
+
+def build_record(cfg, metrics: Dict[str, float]) -> dict:
+    experiment = experiment_of(cfg)
+    overrides = dict(experiment.get('backbone_overrides') or {})
+    return dict(
+        task=experiment['task'],
+        dataset=experiment['dataset'],
+        backbone=experiment['backbone'],
+        backbone_overrides=overrides,
+        pretrain=pretrain_of(experiment, cfg),
+        metrics=normalize_metrics(metrics),
+        eval=experiment.get('eval', 'ss'),
+        **backbone_complexity(experiment['backbone'], overrides),
+        config=cfg.filename,
+        git_commit=git_commit(),
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+    )
+
+
+def write_result(work_dir: str, record: dict) -> str:
+    path = osp.join(work_dir, 'result.json')
+    atomic_write_text(json.dumps(record, indent=2, sort_keys=False) + '\n', path)
+    return path
+
+
+@HOOKS.register_module()
+class ResultRecorderHook(Hook):
+    """Writes ``work_dir/result.json`` after training (last validation + final loss) and after testing."""
+
+    priority = 'LOWEST'  # after the other hooks have logged and saved
+
+    def __init__(self):
+        self._metrics: Dict[str, float] = {}
+
+    def before_run(self, runner) -> None:
+        experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
+
+    def after_val_epoch(self, runner, metrics=None) -> None:
+        self._metrics = dict(metrics or {})
+
+    def after_train(self, runner) -> None:
+        metrics = dict(self._metrics)
+        loss = runner.message_hub.log_scalars.get('train/loss')
+        if loss is not None:
+            metrics['loss'] = float(loss.current())
+        self._record(runner, metrics)
+
+    def after_test_epoch(self, runner, metrics=None) -> None:
+        self._record(runner, dict(metrics or {}))
+
+    def _record(self, runner, metrics: Dict[str, float]) -> None:
+        if runner.rank != 0:
+            return
+        path = write_result(runner.work_dir, build_record(runner.cfg, metrics))
+        runner.logger.info(f'result written to {path}')
