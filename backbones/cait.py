@@ -1,0 +1,165 @@
+"""CaiT: Class-Attention in Image Transformers (Touvron et al., "Going deeper with Image Transformers").
+
+A trunk of ``depth`` self-attention blocks (talking-heads attention, LayerScale) over the patch tokens only,
+then ``depth_token_only`` class-attention blocks that update the class token alone.
+"""
+from typing import List, Sequence, Union
+
+import torch
+from mmengine.model import BaseModule
+from timm.layers import trunc_normal_
+from torch import nn
+
+from .layers import Block, ClassAttentionBlock, PatchEmbed, TalkingHeadAttention, resample_pos_embed
+from .vit import layer_norm, normalize_indices
+
+
+class CaiT(BaseModule):
+    """CaiT with the official architecture; ``depth_token_only=0`` builds the SA trunk alone (dense use).
+
+    Args mirror :class:`~backbones.vit.VisionTransformer`; ``init_values`` is the LayerScale init of every
+    block (paper: 1e-5 up to depth 24, 1e-6 deeper) and stochastic depth is uniform, as in the paper.
+    """
+    checkpoint_optional = ('blocks_token_only.', 'cls_token', 'norm.', 'head.')
+    checkpoint_may_miss = ('head.',)
+    no_embed_class = True
+    pos_embed_prefix = 0
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
+                 global_pool: str = 'token', embed_dim: int = 192, depth: int = 24, num_heads: int = 4,
+                 mlp_ratio: float = 4., qkv_bias: bool = True, init_values: float = 1e-5,
+                 depth_token_only: int = 2, mlp_ratio_token_only: float = 4., final_norm: bool = True,
+                 drop_rate: float = 0., attn_drop_rate: float = 0., proj_drop_rate: float = 0.,
+                 drop_path_rate: float = 0., norm_eps: float = 1e-6, init_cfg=None):
+        super().__init__(init_cfg=init_cfg)
+        if global_pool not in ('token', 'avg', ''):
+            raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
+        if global_pool == 'token' and not depth_token_only:
+            raise ValueError("global_pool='token' reads the class token, which needs class-attention blocks "
+                             "(depth_token_only > 0)")
+        norm_layer = layer_norm(norm_eps)
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.embed_dim = self.num_features = embed_dim
+        self.depth = depth
+        self.num_prefix_tokens = 0  # the class token only joins in the class-attention stage
+
+        self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
+        self.pos_embed = nn.Parameter(torch.zeros(1, self.patch_embed.num_patches, embed_dim))
+        self.blocks = nn.ModuleList([
+            Block(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, init_values=init_values,
+                  drop_path=drop_path_rate, attn_drop=attn_drop_rate, proj_drop=proj_drop_rate,
+                  norm_layer=norm_layer, attn_layer=TalkingHeadAttention)
+            for _ in range(depth)])
+        if depth_token_only:
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+            self.blocks_token_only = nn.ModuleList([
+                ClassAttentionBlock(embed_dim, num_heads, mlp_ratio=mlp_ratio_token_only, qkv_bias=qkv_bias,
+                                    init_values=init_values, norm_layer=norm_layer)
+                for _ in range(depth_token_only)])
+        else:
+            self.cls_token, self.blocks_token_only = None, None
+        self.norm = norm_layer(embed_dim) if final_norm else nn.Identity()
+        self.head_drop = nn.Dropout(drop_rate)
+        self.head = nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+        self._init_weights()
+
+    @property
+    def grid_size(self):
+        return self.patch_embed.grid_size
+
+    def _init_weights(self):
+        trunc_normal_(self.pos_embed, std=.02)
+        if self.cls_token is not None:
+            trunc_normal_(self.cls_token, std=.02)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def init_weights(self):
+        """See :meth:`backbones.vit.VisionTransformer.init_weights`."""
+        from .checkpoint import init_from_cfg
+        if not init_from_cfg(self):
+            super().init_weights()
+
+    @torch.jit.ignore
+    def no_weight_decay(self):
+        return {'pos_embed', 'cls_token'}
+
+    @property
+    def num_layers(self) -> int:
+        """SA blocks + class-attention blocks; ``get_layer_id`` returns ids in [0, num_layers + 1]."""
+        return len(self.blocks) + (len(self.blocks_token_only) if self.blocks_token_only is not None else 0)
+
+    def get_layer_id(self, param_name: str) -> int:
+        """0: embeddings and class token, i + 1: ``blocks.i``, depth + j + 1: ``blocks_token_only.j``,
+        num_layers + 1: final norm and head. A leading ``backbone.`` is ignored."""
+        name = param_name[len('backbone.'):] if param_name.startswith('backbone.') else param_name
+        if name.split('.')[0] in ('cls_token', 'pos_embed', 'patch_embed'):
+            return 0
+        if name.startswith('blocks.'):
+            return int(name.split('.')[1]) + 1
+        if name.startswith('blocks_token_only.'):
+            return len(self.blocks) + int(name.split('.')[1]) + 1
+        return self.num_layers + 1
+
+    def _trunk_input(self, x: torch.Tensor):
+        x, grid = self.patch_embed(x)
+        return x + resample_pos_embed(self.pos_embed, grid, self.grid_size), grid
+
+    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, 3, H, W) -> normalised [class token, patch tokens] (B, 1 + N, C), or (B, N, C) without CA."""
+        x, _ = self._trunk_input(x)
+        for blk in self.blocks:
+            x = blk(x)
+        if self.blocks_token_only is not None:
+            cls_token = self.cls_token.expand(x.shape[0], -1, -1)
+            for blk in self.blocks_token_only:
+                cls_token = blk(x, cls_token)
+            x = torch.cat([cls_token, x], dim=1)
+        return self.norm(x)
+
+    def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
+        if self.global_pool == 'token':
+            x = x[:, 0]
+        elif self.global_pool == 'avg':
+            x = x[:, 0 if self.blocks_token_only is None else 1:].mean(dim=1)
+        x = self.head_drop(x)
+        return x if pre_logits else self.head(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_head(self.forward_features(x))
+
+    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                              norm: bool = False) -> List[torch.Tensor]:
+        """Patch tokens of the SA trunk after the blocks in ``indices`` as (B, C, H/p, W/p) maps.
+
+        ``norm`` applies the final norm to the last SA block's output.
+        """
+        indices = normalize_indices(indices, len(self.blocks))
+        B = x.shape[0]
+        x, (H, W) = self._trunk_input(x)
+        outs = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            x = blk(x)
+            if i in indices:
+                y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
+                outs.append(y.transpose(1, 2).reshape(B, -1, H, W))
+        return outs
+
+    @torch.no_grad()
+    def forward_attention(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                          kind: str = 'probs') -> List[torch.Tensor]:
+        """Talking-heads attention maps (B, heads, N, N) of the SA blocks in ``indices``."""
+        indices = normalize_indices(indices, len(self.blocks))
+        x, _ = self._trunk_input(x)
+        maps = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            if i in indices:
+                x, attn = blk(x, return_attn=kind)
+                maps.append(attn)
+            else:
+                x = blk(x)
+        return maps

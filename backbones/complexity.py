@@ -1,0 +1,33 @@
+"""Parameter and FLOP counts (FLOPs as fvcore / mmengine count them: one multiply-add = one FLOP)."""
+from math import prod
+from typing import Tuple, Union
+
+import torch
+from torch import nn
+
+
+def count_params(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _sdpa_flop_jit(inputs, outputs) -> int:
+    """q·kᵀ and attn·v of aten::scaled_dot_product_attention, which mmengine's analyzer does not know."""
+    q, k, v = (inputs[i].type().sizes() for i in range(3))
+    batch = prod(q[:-2])
+    return batch * q[-2] * k[-2] * (q[-1] + v[-1])
+
+
+def count_flops(model: nn.Module, img_size: Union[int, Tuple[int, int]] = 224, in_chans: int = 3) -> int:
+    """FLOPs of one forward pass on a single image, with mmengine's FlopAnalyzer (jit trace)."""
+    from mmengine.analysis import FlopAnalyzer
+    h, w = (img_size, img_size) if isinstance(img_size, int) else img_size
+    x = torch.zeros(1, in_chans, h, w, device=next(model.parameters()).device)
+    was_training = model.training
+    model.eval()
+    try:
+        analyzer = FlopAnalyzer(model, (x,))
+        analyzer.set_op_handle('aten::scaled_dot_product_attention', _sdpa_flop_jit)
+        analyzer.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
+        return int(analyzer.total())
+    finally:
+        model.train(was_training)

@@ -1,0 +1,59 @@
+"""``create_model`` / ``list_models``: build a named variant, optionally loading a checkpoint."""
+import copy
+import difflib
+import fnmatch
+import inspect
+from typing import List, Optional
+
+from torch import nn
+
+from .cait import CaiT
+from .variants import VARIANTS
+from .vit import VisionTransformer
+
+MODEL_CLASSES = {'vit': VisionTransformer, 'cait': CaiT}
+
+
+def list_models(pattern: str = '*') -> List[str]:
+    """Sorted variant names matching a shell-style ``pattern`` (e.g. 'deit3_*')."""
+    return sorted(n for n in VARIANTS if fnmatch.fnmatch(n, pattern))
+
+
+def get_variant(name: str) -> dict:
+    """The variant's table entry (a copy); unknown names raise a KeyError listing the closest names."""
+    if name not in VARIANTS:
+        close = difflib.get_close_matches(name, VARIANTS, n=5, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}? " if close else ''
+        raise KeyError(f"unknown backbone {name!r}: {hint}valid names: {', '.join(list_models())} "
+                       f"(tools/list_backbones.py prints them with sizes)")
+    return copy.deepcopy(VARIANTS[name])
+
+
+def variant_kwargs(name: str, **overrides) -> dict:
+    """Constructor arguments of variant ``name`` with ``overrides`` applied (checked against the class)."""
+    entry = get_variant(name)
+    cls = MODEL_CLASSES[entry['model']]
+    kwargs = dict(entry['kwargs'], **overrides)
+    accepted = set(inspect.signature(cls.__init__).parameters) - {'self'}
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        raise TypeError(f"{name}: unknown argument(s) {unknown} for {cls.__name__}; "
+                        f"accepted: {sorted(accepted)}")
+    return kwargs
+
+
+def create_model(name: str, num_classes: int = 1000, checkpoint: Optional[str] = None,
+                 **overrides) -> nn.Module:
+    """Build the named variant; ``overrides`` replace its constructor arguments (img_size, drop_path_rate,
+    global_pool, num_parallel, stem, ...).
+
+    ``checkpoint``: a file in any supported format (official DeiT / DeiT III / CaiT / MAE / MAE-lite, timm,
+    vitbench ``backbone.pth``, mmengine runner checkpoints); see :func:`backbones.load_checkpoint`.
+    """
+    entry = get_variant(name)
+    model = MODEL_CLASSES[entry['model']](**variant_kwargs(name, num_classes=num_classes, **overrides))
+    model.arch = name
+    if checkpoint is not None:
+        from .checkpoint import load_checkpoint
+        load_checkpoint(model, checkpoint)
+    return model

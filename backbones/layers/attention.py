@@ -1,0 +1,77 @@
+"""Multi-head self-attention through ``F.scaled_dot_product_attention``.
+
+The fused kernel never materialises the (N, N) attention matrix. Callers that need it (attention
+distillation matches the last block's pre-softmax logits; analysis tools look at the softmax maps) ask for it
+with ``return_attn='logits' | 'probs'``, which switches to the explicit computation for that call only.
+"""
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ATTN_KINDS = ('logits', 'probs')
+
+
+def explicit_attention(q, k, v, scale, attn_mask=None, dropout_p=0., return_attn='probs'):
+    """``softmax(q·kᵀ·scale) @ v`` spelled out; returns ``(out, logits or probs)``.
+
+    ``attn_mask`` follows SDPA's convention: boolean True = may attend, or an additive float bias.
+    """
+    if return_attn not in ATTN_KINDS:
+        raise ValueError(f"return_attn must be one of {ATTN_KINDS}, got {return_attn!r}")
+    logits = (q * scale) @ k.transpose(-2, -1)
+    if attn_mask is not None:
+        logits = logits.masked_fill(~attn_mask, float('-inf')) if attn_mask.dtype == torch.bool \
+            else logits + attn_mask
+    probs = logits.softmax(dim=-1)
+    out = (F.dropout(probs, dropout_p) if dropout_p else probs) @ v
+    return out, (logits if return_attn == 'logits' else probs)
+
+
+class Attention(nn.Module):
+    """Self-attention with a fused qkv projection (keys ``qkv``, ``proj`` as in timm and the official code)."""
+
+    def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
+                 proj_drop: float = 0.):
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(f'dim={dim} is not divisible by num_heads={num_heads}')
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.attn_drop = attn_drop
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def split_heads(self, x: torch.Tensor):
+        """(B, N, C) -> q, k, v, each (B, heads, N, head_dim) views into one qkv projection.
+
+        Unbinding the (B, N, 3, heads, head_dim) view along dim 2 (not a permuted copy's leading dim) makes
+        the backward stack the three gradients straight into the qkv layout: one copy fewer per block.
+        """
+        B, N, _ = x.shape
+        q, k, v = self.qkv(x).view(B, N, 3, self.num_heads, self.head_dim).unbind(2)
+        return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+
+    def attend(self, q, k, v, attn_mask=None, return_attn: Optional[str] = None):
+        """Attention of q over (k, v), all (B, heads, L, head_dim); returns out or (out, attn)."""
+        dropout_p = self.attn_drop if self.training else 0.
+        if return_attn is None:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+        return explicit_attention(q, k, v, self.scale, attn_mask, dropout_p, return_attn)
+
+    def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, heads, N, head_dim) -> projected (B, N, C)."""
+        B, _, N, _ = x.shape
+        return self.proj_drop(self.proj(x.transpose(1, 2).reshape(B, N, -1)))
+
+    def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None,
+                return_attn: Optional[str] = None):
+        q, k, v = self.split_heads(x)
+        out = self.attend(q, k, v, attn_mask, return_attn)
+        if return_attn is None:
+            return self.merge_heads(out)
+        out, attn = out
+        return self.merge_heads(out), attn

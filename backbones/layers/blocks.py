@@ -1,0 +1,173 @@
+"""Pre-norm transformer blocks: sequential, parallel (k branches) and CaiT's class-attention block.
+
+Key names follow timm (``norm1``, ``attn``, ``ls1``, ``norm2``, ``mlp``, ``ls2``; parallel blocks
+``attns.i.{norm,attn,ls}`` and ``ffns.i.{norm,mlp,ls}``), so timm state dicts load as they are; the official
+DeiT III / CaiT / three-things names are mapped by ``backbones.checkpoint``.
+"""
+from typing import Optional, Sequence, Tuple
+
+import torch
+from timm.layers import DropPath
+from torch import nn
+
+from .attention import Attention
+from .cait_attention import ClassAttention
+from .mlp import LayerScale, Mlp
+from .window import window_attention
+
+
+def residual(x: torch.Tensor, y: torch.Tensor, ls: Optional[LayerScale], drop_path: Optional[DropPath]):
+    """``x + drop_path(ls(y))``; absent LayerScale / drop path cost nothing (no Identity modules)."""
+    if ls is not None:
+        y = ls(y)
+    if drop_path is not None:
+        y = drop_path(y)
+    return x + y
+
+
+def _make_ls(dim, init_values):
+    return LayerScale(dim, init_values) if init_values is not None else None
+
+
+def _make_drop_path(rate):
+    return DropPath(rate) if rate > 0. else None
+
+
+class Block(nn.Module):
+    """x = x + attn(norm1(x)); x = x + mlp(norm2(x)) with optional LayerScale, stochastic depth and windows.
+
+    ``window_size > 0`` restricts the patch tokens' attention to windows (ViTDet); the forward pass then
+    needs the token ``grid``.
+    """
+
+    def __init__(self, dim: int, num_heads: int, mlp_ratio: float = 4., qkv_bias: bool = True,
+                 init_values: Optional[float] = None, drop_path: float = 0., attn_drop: float = 0.,
+                 proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU, attn_layer=Attention,
+                 window_size: int = 0, num_prefix_tokens: int = 0):
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
+                               proj_drop=proj_drop)
+        self.ls1 = _make_ls(dim, init_values)
+        self.drop_path1 = _make_drop_path(drop_path)
+        self.norm2 = norm_layer(dim)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop)
+        self.ls2 = _make_ls(dim, init_values)
+        self.drop_path2 = _make_drop_path(drop_path)
+        self.window_size = window_size
+        self.num_prefix_tokens = num_prefix_tokens
+
+    def _attention(self, x, grid, return_attn):
+        if not self.window_size:
+            return self.attn(x, return_attn=return_attn)
+        if return_attn is not None:
+            raise NotImplementedError('attention maps are only available from global-attention blocks')
+        if grid is None:
+            raise ValueError('a windowed-attention block needs the token grid: call it as blk(x, grid=(H, W))')
+        return window_attention(self.attn, x, grid, self.window_size, self.num_prefix_tokens)
+
+    def forward(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
+                return_attn: Optional[str] = None):
+        """Returns x, or (x, attention logits/probs of shape (B, heads, N, N)) when ``return_attn`` is set."""
+        y = self._attention(self.norm1(x), grid, return_attn)
+        if return_attn is not None:
+            y, attn = y
+        x = residual(x, y, self.ls1, self.drop_path1)
+        x = residual(x, self.mlp(self.norm2(x)), self.ls2, self.drop_path2)
+        return x if return_attn is None else (x, attn)
+
+
+class Branch(nn.Module):
+    """One residual branch of a parallel block: its own pre-norm, layer (``attn`` or ``mlp``) and LayerScale."""
+
+    def __init__(self, name: str, layer: nn.Module, dim: int, norm_layer, init_values, drop_path):
+        super().__init__()
+        self.norm = norm_layer(dim)
+        self.add_module(name, layer)
+        self.ls = _make_ls(dim, init_values)
+        self.drop_path = _make_drop_path(drop_path)
+
+
+class ParallelBlock(nn.Module):
+    """Parallel ViT block (Touvron et al., 2022, Eq. 2), ``num_parallel`` branches k:
+
+        x = x + sum_i attn_i(norm_i(x));  x = x + sum_i mlp_i(norm'_i(x))
+
+    k branches per layer have the parameters and FLOPs of k sequential blocks in 1/k of the depth; each branch
+    has its own pre-norm and LayerScale, as in the official ``Layer_scale_init_Block_paralx2``.
+    """
+
+    def __init__(self, dim: int, num_heads: int, num_parallel: int = 2, mlp_ratio: float = 4.,
+                 qkv_bias: bool = True, init_values: Optional[float] = None, drop_path: float = 0.,
+                 attn_drop: float = 0., proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU,
+                 attn_layer=Attention, window_size: int = 0, num_prefix_tokens: int = 0):
+        super().__init__()
+        self.num_parallel = num_parallel
+        self.attns = nn.ModuleList([
+            Branch('attn', attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
+                                      proj_drop=proj_drop), dim, norm_layer, init_values, drop_path)
+            for _ in range(num_parallel)])
+        self.ffns = nn.ModuleList([
+            Branch('mlp', Mlp(dim, int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop),
+                   dim, norm_layer, init_values, drop_path)
+            for _ in range(num_parallel)])
+        self.window_size = window_size
+        self.num_prefix_tokens = num_prefix_tokens
+
+    def _attention(self, branch, x, grid, return_attn):
+        x = branch.norm(x)
+        if not self.window_size:
+            return branch.attn(x, return_attn=return_attn)
+        if return_attn is not None:
+            raise NotImplementedError('attention maps are only available from global-attention blocks')
+        if grid is None:
+            raise ValueError('a windowed-attention block needs the token grid: call it as blk(x, grid=(H, W))')
+        return window_attention(branch.attn, x, grid, self.window_size, self.num_prefix_tokens)
+
+    def forward(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
+                return_attn: Optional[str] = None):
+        """Returns x, or (x, maps of all branches concatenated along the heads, (B, k*heads, N, N))."""
+        ys = [self._attention(b, x, grid, return_attn) for b in self.attns]
+        if return_attn is not None:
+            ys, maps = zip(*ys)
+        # every branch reads the same input, so all outputs are computed before any is added
+        for b, y in zip(self.attns, ys):
+            x = residual(x, y, b.ls, b.drop_path)
+        ys = [b.mlp(b.norm(x)) for b in self.ffns]
+        for b, y in zip(self.ffns, ys):
+            x = residual(x, y, b.ls, b.drop_path)
+        return x if return_attn is None else (x, torch.cat(maps, dim=1))
+
+
+class ClassAttentionBlock(nn.Module):
+    """CaiT class-attention block: updates only the class token, reading [class token, patch tokens]."""
+
+    def __init__(self, dim: int, num_heads: int, mlp_ratio: float = 4., qkv_bias: bool = True,
+                 init_values: Optional[float] = 1e-5, drop_path: float = 0., attn_drop: float = 0.,
+                 proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU):
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = ClassAttention(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
+                                   proj_drop=proj_drop)
+        self.ls1 = _make_ls(dim, init_values)
+        self.drop_path1 = _make_drop_path(drop_path)
+        self.norm2 = norm_layer(dim)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop)
+        self.ls2 = _make_ls(dim, init_values)
+        self.drop_path2 = _make_drop_path(drop_path)
+
+    def forward(self, x: torch.Tensor, cls_token: torch.Tensor, return_attn: Optional[str] = None):
+        """x: (B, N, C) patch tokens, cls_token: (B, 1, C); returns the updated class token."""
+        y = self.attn(self.norm1(torch.cat([cls_token, x], dim=1)), return_attn=return_attn)
+        if return_attn is not None:
+            y, attn = y
+        cls_token = residual(cls_token, y, self.ls1, self.drop_path1)
+        cls_token = residual(cls_token, self.mlp(self.norm2(cls_token)), self.ls2, self.drop_path2)
+        return cls_token if return_attn is None else (cls_token, attn)
+
+
+def drop_path_rates(rate: float, depth: int, uniform: bool = False) -> Sequence[float]:
+    """Per-block stochastic depth: linearly increasing to ``rate`` (DeiT, timm) or constant (DeiT III, CaiT)."""
+    if uniform:
+        return [rate] * depth
+    return [rate * i / max(depth - 1, 1) for i in range(depth)]

@@ -1,0 +1,70 @@
+"""Patch stems: the usual linear patch projection and the hierarchical-MLP (hMLP) stem.
+
+Both map (B, 3, H, W) to (B, H/p * W/p, D) tokens and return the token grid (H/p, W/p) alongside, so any
+input whose sides are multiples of the patch size is accepted.
+"""
+from typing import Tuple, Union
+
+import torch
+from timm.layers import LayerNorm2d
+from torch import nn
+
+
+def to_2tuple(x: Union[int, Tuple[int, int]]) -> Tuple[int, int]:
+    return (x, x) if isinstance(x, int) else tuple(x)
+
+
+def _check_divisible(x: torch.Tensor, patch_size: Tuple[int, int]) -> Tuple[int, int]:
+    H, W = x.shape[-2:]
+    if H % patch_size[0] or W % patch_size[1]:
+        raise ValueError(f'input size {H}x{W} is not divisible by the patch size '
+                         f'{patch_size[0]}x{patch_size[1]}; resize or pad the images')
+    return H // patch_size[0], W // patch_size[1]
+
+
+class PatchEmbed(nn.Module):
+    """Linear projection of non-overlapping patches (a conv with kernel = stride = patch size)."""
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768):
+        super().__init__()
+        self.img_size, self.patch_size = to_2tuple(img_size), to_2tuple(patch_size)
+        self.grid_size = (self.img_size[0] // self.patch_size[0], self.img_size[1] // self.patch_size[1])
+        self.num_patches = self.grid_size[0] * self.grid_size[1]
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=self.patch_size, stride=self.patch_size)
+
+    def forward(self, x: torch.Tensor):
+        grid = _check_divisible(x, self.patch_size)
+        return self.proj(x).flatten(2).transpose(1, 2), grid
+
+
+class HMLPStem(nn.Module):
+    """hMLP stem of "Three things everyone should know about ViTs" (Touvron et al., 2022).
+
+    conv 4x4/s4 -> norm -> GELU -> conv 2x2/s2 -> norm -> GELU -> conv 2x2/s2 -> norm, hidden width D/4, as in
+    the official ``hMLP_stem`` (same ``proj.{0,1,3,4,6,7}`` keys). Every kernel equals its stride, so no two
+    16x16 patches ever mix: masking patches before or after the stem gives the same tokens, which is what
+    makes it usable for masked-image-modelling. ``norm='bn'`` (the paper's best) or ``'ln'`` (batch-size
+    independent, e.g. for detection).
+    """
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768, norm: str = 'bn'):
+        super().__init__()
+        if to_2tuple(patch_size) != (16, 16):
+            raise ValueError(f'the hMLP stem is defined for 16x16 patches (4x4 -> 8x8 -> 16x16), '
+                             f'got patch_size={patch_size}')
+        if norm not in ('bn', 'ln'):
+            raise ValueError(f"hMLP stem norm must be 'bn' or 'ln', got {norm!r}")
+        norm_layer = nn.BatchNorm2d if norm == 'bn' else (lambda c: LayerNorm2d(c, eps=1e-6))
+        self.img_size, self.patch_size = to_2tuple(img_size), (16, 16)
+        self.grid_size = (self.img_size[0] // 16, self.img_size[1] // 16)
+        self.num_patches = self.grid_size[0] * self.grid_size[1]
+        hidden = embed_dim // 4
+        self.proj = nn.Sequential(
+            nn.Conv2d(in_chans, hidden, kernel_size=4, stride=4), norm_layer(hidden), nn.GELU(),
+            nn.Conv2d(hidden, hidden, kernel_size=2, stride=2), norm_layer(hidden), nn.GELU(),
+            nn.Conv2d(hidden, embed_dim, kernel_size=2, stride=2), norm_layer(embed_dim),
+        )
+
+    def forward(self, x: torch.Tensor):
+        grid = _check_divisible(x, self.patch_size)
+        return self.proj(x).flatten(2).transpose(1, 2), grid

@@ -1,0 +1,234 @@
+"""Vision Transformer: ViT / DeiT (optional distillation token), DeiT III (LayerScale), parallel ViT,
+hMLP stem, the 12-head ViT-Tiny of MAE-lite, average pooling with fc_norm (MAE fine-tuning), windowed
+attention (ViTDet) and dense multi-level outputs.
+"""
+from typing import List, Optional, Sequence, Tuple, Union
+
+import torch
+from mmengine.model import BaseModule
+from timm.layers import trunc_normal_
+from torch import nn
+
+from .layers import Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, resample_pos_embed
+
+
+def layer_norm(eps: float):
+    return lambda dim: nn.LayerNorm(dim, eps=eps)
+
+
+def normalize_indices(indices: Union[int, Sequence[int]], depth: int) -> List[int]:
+    """Block indices (negative ones count from the end) as sorted non-negative ints, checked against depth."""
+    indices = [indices] if isinstance(indices, int) else list(indices)
+    out = []
+    for i in indices:
+        if not -depth <= i < depth:
+            raise ValueError(f'out index {i} is out of range for a model with {depth} blocks')
+        out.append(i % depth)
+    return sorted(set(out))
+
+
+class VisionTransformer(BaseModule):
+    """Vision Transformer (Dosovitskiy et al.) with the DeiT, DeiT III, three-things and MAE options.
+
+    Args:
+        img_size: training resolution; sizes the position-embedding table. Other sizes divisible by the
+            patch size work at run time (the table is interpolated bicubically).
+        global_pool: 'token' (class token), 'avg' (mean of the patch tokens, followed by ``fc_norm`` instead
+            of the final norm, as MAE fine-tuning) or '' (no pooling).
+        init_values: LayerScale init (DeiT III: 1e-4); None disables LayerScale.
+        distilled: add DeiT's distillation token and head; in eval the logits are the mean of both heads.
+        no_embed_class: position embeddings for the patch tokens only (DeiT III, CaiT official code).
+        num_parallel: branches per block (three-things parallel ViT); ``depth`` counts parallel layers.
+        stem: 'linear' patch projection or 'hmlp' (with ``stem_norm`` 'bn' or 'ln').
+        drop_path_uniform: same stochastic-depth rate in every block (DeiT III, three-things) instead of
+            linearly increasing (DeiT, timm).
+        window_size: > 0 restricts attention to windows of that many tokens per side in every block except
+            ``global_attn_indexes`` (ViTDet).
+        init_cfg: mmengine init config; ``dict(type='Pretrained', checkpoint=...)`` goes through
+            ``backbones.load_checkpoint`` (format detection, pos-embed interpolation, strict key checks).
+    """
+    # Checkpoint keys this family may carry that a given model may legitimately lack (dropped with a note)
+    # and the subset a checkpoint may lack (left at their fresh initialisation, with a note).
+    checkpoint_optional = ('norm.', 'fc_norm.', 'head.', 'head_dist.')
+    checkpoint_may_miss = ('fc_norm.', 'head.', 'head_dist.')
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
+                 global_pool: str = 'token', embed_dim: int = 768, depth: int = 12, num_heads: int = 12,
+                 mlp_ratio: float = 4., qkv_bias: bool = True, init_values: Optional[float] = None,
+                 class_token: bool = True, distilled: bool = False, no_embed_class: bool = False,
+                 num_parallel: int = 1, stem: str = 'linear', stem_norm: str = 'bn',
+                 fc_norm: Optional[bool] = None, final_norm: bool = True, drop_rate: float = 0.,
+                 attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
+                 drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
+                 global_attn_indexes: Sequence[int] = (), init_cfg=None):
+        super().__init__(init_cfg=init_cfg)
+        if global_pool not in ('token', 'avg', ''):
+            raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
+        if global_pool == 'token' and not class_token:
+            raise ValueError("global_pool='token' needs the class token (class_token=True)")
+        if distilled and (not class_token or global_pool == 'avg'):
+            raise ValueError("a distilled model reads the class and distillation tokens: "
+                             "it needs class_token=True and global_pool='token' (or '' for dense use)")
+        if num_parallel < 1:
+            raise ValueError(f'num_parallel must be >= 1, got {num_parallel}')
+        if stem not in ('linear', 'hmlp'):
+            raise ValueError(f"stem must be 'linear' or 'hmlp', got {stem!r}")
+        norm_layer = layer_norm(norm_eps)
+        use_fc_norm = global_pool == 'avg' if fc_norm is None else fc_norm
+
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.embed_dim = self.num_features = embed_dim
+        self.depth = depth
+        self.distilled = distilled
+        self.distilled_training = False
+        self.no_embed_class = no_embed_class
+        self.num_prefix_tokens = int(class_token) + int(distilled)
+
+        if stem == 'hmlp':
+            self.patch_embed = HMLPStem(img_size, patch_size, in_chans, embed_dim, norm=stem_norm)
+        else:
+            self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim)) if class_token else None
+        self.dist_token = nn.Parameter(torch.zeros(1, 1, embed_dim)) if distilled else None
+        self.pos_embed = nn.Parameter(
+            torch.zeros(1, self.patch_embed.num_patches + self.pos_embed_prefix, embed_dim))
+
+        block, extra = (Block, {}) if num_parallel == 1 else (ParallelBlock, dict(num_parallel=num_parallel))
+        dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
+        self.blocks = nn.ModuleList([
+            block(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, init_values=init_values,
+                  drop_path=dpr[i], attn_drop=attn_drop_rate, proj_drop=proj_drop_rate, norm_layer=norm_layer,
+                  window_size=0 if i in global_attn_indexes else window_size,
+                  num_prefix_tokens=self.num_prefix_tokens, **extra)
+            for i in range(depth)])
+        self.norm = norm_layer(embed_dim) if final_norm and not use_fc_norm else nn.Identity()
+        self.fc_norm = norm_layer(embed_dim) if final_norm and use_fc_norm else nn.Identity()
+        self.head_drop = nn.Dropout(drop_rate)
+        self.head = nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+        self.head_dist = (nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()) \
+            if distilled else None
+        self._init_weights()
+
+    @property
+    def pos_embed_prefix(self) -> int:
+        """Number of prefix tokens (class, distillation) that have a row in ``pos_embed``."""
+        return 0 if self.no_embed_class else self.num_prefix_tokens
+
+    @property
+    def grid_size(self) -> Tuple[int, int]:
+        return self.patch_embed.grid_size
+
+    def _init_weights(self):
+        # the official DeiT / CaiT initialisation; the patch conv keeps PyTorch's default
+        for p in (self.pos_embed, self.cls_token, self.dist_token):
+            if p is not None:
+                trunc_normal_(p, std=.02)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def init_weights(self):
+        """mmengine hook: weights are initialised at construction; a ``Pretrained`` init_cfg is loaded here
+        with the format-detecting loader (mmengine's own loader knows none of the official formats)."""
+        from .checkpoint import init_from_cfg
+        if not init_from_cfg(self):
+            super().init_weights()
+
+    @torch.jit.ignore
+    def no_weight_decay(self):
+        return {'pos_embed', 'cls_token', 'dist_token'}
+
+    # layer-wise learning-rate decay (BEiT / MAE convention)
+    @property
+    def num_layers(self) -> int:
+        """Number of blocks; ``get_layer_id`` returns ids in [0, num_layers + 1]."""
+        return len(self.blocks)
+
+    def get_layer_id(self, param_name: str) -> int:
+        """0 for the embeddings, i + 1 for ``blocks.i``, num_layers + 1 for the final norm and the head.
+
+        With decay rate d, a parameter's lr scale is ``d ** (num_layers + 1 - get_layer_id(name))``.
+        A leading ``backbone.`` is ignored.
+        """
+        name = param_name[len('backbone.'):] if param_name.startswith('backbone.') else param_name
+        if name.split('.')[0] in ('cls_token', 'dist_token', 'pos_embed', 'patch_embed'):
+            return 0
+        if name.startswith('blocks.'):
+            return int(name.split('.')[1]) + 1
+        return self.num_layers + 1
+
+    def set_distilled_training(self, enable: bool = True):
+        """In train mode, return (class logits, distillation logits) instead of their mean."""
+        self.distilled_training = enable
+
+    def _pos_embed(self, x: torch.Tensor, grid: Tuple[int, int]) -> torch.Tensor:
+        pos_embed = resample_pos_embed(self.pos_embed, grid, self.grid_size, self.pos_embed_prefix)
+        prefix = [t.expand(x.shape[0], -1, -1) for t in (self.cls_token, self.dist_token) if t is not None]
+        if self.no_embed_class:
+            return torch.cat(prefix + [x + pos_embed], dim=1)
+        return torch.cat(prefix + [x], dim=1) + pos_embed
+
+    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, 3, H, W) -> normalised tokens (B, prefix + H/p * W/p, C)."""
+        x, grid = self.patch_embed(x)
+        x = self._pos_embed(x, grid)
+        for blk in self.blocks:
+            x = blk(x, grid=grid)
+        return self.norm(x)
+
+    def forward_head(self, x: torch.Tensor, pre_logits: bool = False):
+        if self.distilled:
+            x, x_dist = self.head_drop(x[:, 0]), self.head_drop(x[:, 1])
+            if pre_logits:
+                return (x + x_dist) / 2
+            x, x_dist = self.head(x), self.head_dist(x_dist)
+            if self.distilled_training and self.training:
+                return x, x_dist
+            return (x + x_dist) / 2  # the official inference: mean of the two classifiers
+        if self.global_pool == 'token':
+            x = x[:, 0]
+        elif self.global_pool == 'avg':
+            x = x[:, self.num_prefix_tokens:].mean(dim=1)
+        x = self.head_drop(self.fc_norm(x))
+        return x if pre_logits else self.head(x)
+
+    def forward(self, x: torch.Tensor):
+        return self.forward_head(self.forward_features(x))
+
+    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                              norm: bool = False) -> List[torch.Tensor]:
+        """Patch tokens after the blocks in ``indices`` as (B, C, H/p, W/p) maps, for dense heads.
+
+        ``norm`` applies the final norm to the last block's output. Blocks after the last index are skipped.
+        """
+        indices = normalize_indices(indices, len(self.blocks))
+        B = x.shape[0]
+        x, (H, W) = self.patch_embed(x)
+        x = self._pos_embed(x, (H, W))
+        outs = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            x = blk(x, grid=(H, W))
+            if i in indices:
+                y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
+                y = y[:, self.num_prefix_tokens:]
+                outs.append(y.transpose(1, 2).reshape(B, -1, H, W))
+        return outs
+
+    @torch.no_grad()
+    def forward_attention(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                          kind: str = 'probs') -> List[torch.Tensor]:
+        """Attention maps (B, heads, N, N) of the blocks in ``indices``: 'probs' (softmax) or 'logits'."""
+        indices = normalize_indices(indices, len(self.blocks))
+        x, grid = self.patch_embed(x)
+        x = self._pos_embed(x, grid)
+        maps = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            if i in indices:
+                x, attn = blk(x, grid=grid, return_attn=kind)
+                maps.append(attn)
+            else:
+                x = blk(x, grid=grid)
+        return maps
