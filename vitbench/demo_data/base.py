@@ -1,0 +1,99 @@
+"""What every demo dataset provides, and the helpers its layout checker reports problems with."""
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import scipy.io
+from PIL import Image
+
+SCALES = ('tiny', 'small')
+
+
+@dataclass(frozen=True)
+class DemoDataset:
+    """One dataset format: how to make a demo copy of it and how to check any copy (demo or real).
+
+    Generation is map-reduce so items can be made in any order or in parallel: ``plan(scale, seed)``
+    lists picklable items, ``make_item(root, seed, item)`` writes that item's files under ``root`` (the
+    data root) and returns a small record, ``finish(root, seed, scale, items, records)`` writes the
+    annotation / index files.
+    ``check(data_root)`` returns a list of problems, each "relative/path: what is wrong, what was expected".
+    """
+    name: str
+    data_root: str  # relative to the demo root; what configs point ``data_root`` at
+    layout: str  # the expected layout under data_root, shown with every report
+    plan: Callable
+    make_item: Callable
+    finish: Callable
+    check: Callable
+
+    @property
+    def folder(self):
+        """The top-level folder under the demo root that generation creates (atomically)."""
+        return self.data_root.split('/')[0]
+
+
+class Report:
+    """Collects layout problems as 'path relative to the dataset root: what is wrong (what was expected)'."""
+
+    def __init__(self, root):
+        self.root = root
+        self.problems = []
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def add(self, rel, message):
+        self.problems.append(f'{rel}: {message}')
+
+    def need_dir(self, rel, what):
+        if os.path.isdir(self.path(rel)):
+            return True
+        self.add(rel + '/', f'missing directory (expected {what})')
+        return False
+
+    def need_file(self, rel, what):
+        if os.path.isfile(self.path(rel)):
+            return True
+        self.add(rel, f'missing file (expected {what})')
+        return False
+
+    def image_size(self, rel):
+        """(width, height) from the image header, or None (and a problem) if it is missing or unreadable."""
+        try:
+            with Image.open(self.path(rel)) as im:
+                return im.size
+        except FileNotFoundError:
+            self.add(rel, 'missing image')
+        except OSError as e:
+            self.add(rel, f'unreadable image ({e})')
+        return None
+
+    def load_mat(self, rel, keys):
+        """The variables of a .mat file as scipy.io.loadmat reads them, or None (and a problem)."""
+        if not self.need_file(rel, f'a MATLAB file with {", ".join(keys)}'):
+            return None
+        try:
+            mat = scipy.io.loadmat(self.path(rel))
+        except Exception as e:  # scipy raises several types for a damaged file
+            self.add(rel, f'cannot be read by scipy.io.loadmat ({type(e).__name__}: {e})')
+            return None
+        missing = [k for k in keys if k not in mat]
+        if missing:
+            self.add(rel, f'lacks {missing} (expected {keys})')
+            return None
+        return mat
+
+
+def list_files(path, suffix):
+    """Sorted names in ``path`` ending with ``suffix`` (case-insensitive); empty if ``path`` is missing."""
+    if not os.path.isdir(path):
+        return []
+    return sorted(n for n in os.listdir(path) if n.lower().endswith(suffix.lower()))
+
+
+def split_sizes(scale, sizes):
+    """``sizes[scale]``, with a clear error for an unknown scale."""
+    if scale not in sizes:
+        raise ValueError(f'unknown scale {scale!r}; expected one of {tuple(sizes)}')
+    return sizes[scale]

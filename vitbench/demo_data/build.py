@@ -1,0 +1,145 @@
+"""Writing demo datasets safely, and checking dataset folders.
+
+A dataset is generated into a hidden sibling folder and renamed into place only once complete and
+self-checked, so an interrupted run never leaves a half-written dataset behind. ``demo_data.json`` in
+the output folder records the seed, scale and generator version of each dataset; re-running with the
+same ones is a no-op, and anything else already there is reported, never overwritten or mixed.
+"""
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from functools import partial
+
+from .base import SCALES
+
+GENERATOR_VERSION = 1  # bump when the generated content changes, so stale demo data is reported
+MANIFEST = 'demo_data.json'
+MAX_SHOWN = 20  # problems listed per dataset; real datasets can have thousands of the same kind
+
+
+def read_manifest(out):
+    path = os.path.join(out, MANIFEST)
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_manifest(out, manifest):
+    tmp = os.path.join(out, MANIFEST + '.tmp')
+    with open(tmp, 'w') as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write('\n')
+    os.replace(tmp, os.path.join(out, MANIFEST))
+
+
+def generate(datasets, out, seed=0, scale='small', workers=1, log=print):
+    """Makes each of ``datasets`` under ``out`` unless already there; returns the error messages."""
+    if scale not in SCALES:
+        raise ValueError(f'unknown scale {scale!r}; expected one of {SCALES}')
+    os.makedirs(out, exist_ok=True)
+    want = dict(seed=seed, scale=scale, version=GENERATOR_VERSION)
+    errors = []
+    for ds in datasets:
+        target = os.path.join(out, ds.folder)
+        if os.path.exists(target):
+            found = _existing(ds, out, want)
+            errors += found
+            if not found:
+                log(f'{ds.name}: up to date ({target})')
+            continue
+        manifest = read_manifest(out)
+        tmp = os.path.join(out, f'.{ds.folder}.partial')
+        shutil.rmtree(tmp, ignore_errors=True)  # left by an interrupted run; the name is ours
+        _build(ds, tmp, seed, scale, workers)
+        manifest[ds.name] = want  # recorded before the rename: a crash in between only loses the folder
+        write_manifest(out, manifest)
+        os.rename(tmp, target)
+    return errors
+
+
+def _existing(ds, out, want):
+    """Errors for a dataset folder that already exists: incomplete, or made with other settings."""
+    target = os.path.join(out, ds.folder)
+    problems = ds.check(os.path.join(out, ds.data_root))
+    if problems:
+        return [f'{ds.name}: {target} exists but is incomplete or malformed; left untouched. Remove it to '
+                f'regenerate (rm -rf {target}).\n'
+                + format_problems(ds, [f'{ds.data_root}/{p}' for p in problems])]
+    have = read_manifest(out).get(ds.name)
+    if have != want:
+        settings = lambda d: ', '.join(f'{k}={d.get(k)}' for k in want)  # noqa: E731
+        made = 'not by this tool' if have is None else f'with {settings(have)}'
+        return [f'{ds.name}: {target} was made {made}, but {settings(want)} was asked for; left untouched. '
+                f'Remove it (rm -rf {target}) or choose another --out.']
+    return []
+
+
+def _build(ds, folder, seed, scale, workers):
+    data_root = os.path.join(folder, os.path.relpath(ds.data_root, ds.folder))
+    items = ds.plan(scale, seed)
+    bar = Progress(ds.name, len(items))
+    make = partial(ds.make_item, data_root, seed)
+    records = []
+    if workers > 1:  # items are independent (each has its own random stream), so order does not matter
+        with multiprocessing.get_context('fork').Pool(workers) as pool:
+            for rec in pool.imap(make, items, chunksize=16):
+                records.append(rec)
+                bar.update()
+    else:
+        for item in items:
+            records.append(make(item))
+            bar.update()
+    ds.finish(data_root, seed, scale, items, records)
+    problems = ds.check(data_root)
+    if problems:  # a generator bug, not a user error
+        raise RuntimeError(f'generated {ds.name} fails its own check:\n' + format_problems(ds, problems))
+
+
+class Progress:
+    """A one-line progress bar on stderr. Redrawn at most ten times a second on a terminal and every few
+    seconds otherwise (mmengine's ProgressBar redraws per item, which floods CI logs with 20k updates)."""
+
+    def __init__(self, name, total, stream=sys.stderr):
+        self.name, self.total, self.done, self.stream = name, total, 0, stream
+        self.tty = stream.isatty()
+        self.start = self.last = time.monotonic()
+
+    def update(self):
+        self.done += 1
+        now = time.monotonic()
+        if self.done == self.total or now - self.last >= (0.1 if self.tty else 5.0):
+            self.last = now
+            bar = '#' * (30 * self.done // self.total)
+            end = '\n' if self.done == self.total or not self.tty else ''
+            self.stream.write(f'\r{self.name:16s} [{bar:30s}] {self.done}/{self.total} images, '
+                              f'{now - self.start:.1f}s{end}')
+            self.stream.flush()
+
+
+def check(datasets, path, single=False):
+    """{dataset name: problems}. ``path`` is a demo root holding every dataset at its usual place, or
+    with ``single=True`` the data root of the one dataset given (e.g. a real COCO folder)."""
+    if single:
+        (ds,) = datasets
+        if not os.path.isdir(path):
+            return {ds.name: [f'{path}: no such directory']}
+        return {ds.name: ds.check(path)}
+    report = {}
+    for ds in datasets:
+        if not os.path.isdir(os.path.join(path, ds.data_root)):
+            report[ds.name] = [f'{ds.data_root}/: missing directory (expected the {ds.name} dataset)']
+        else:
+            report[ds.name] = [f'{ds.data_root}/{p}' for p in ds.check(os.path.join(path, ds.data_root))]
+    return report
+
+
+def format_problems(ds, problems):
+    shown = [f'  {p}' for p in problems[:MAX_SHOWN]]
+    if len(problems) > MAX_SHOWN:
+        shown.append(f'  ... and {len(problems) - MAX_SHOWN} more')
+    layout = '\n'.join('    ' + line for line in ds.layout.splitlines())
+    return '\n'.join(shown) + f'\n  expected layout:\n{layout}'
