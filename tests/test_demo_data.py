@@ -113,10 +113,11 @@ def test_checker_catches_coco_damage(tiny, tmp_path):
 def test_check_command_on_one_real_style_folder(tiny, tmp_path):
     """``--check DIR --dataset NAME`` checks one dataset folder wherever it is, and exits 1 on damage."""
     root = copy_of(tiny, tmp_path, 'coco')
-    assert demo_data.check(demo_data.select(['coco']), os.path.join(root, 'coco'), single=True) == {'coco': []}
+    coco_root = os.path.join(root, 'coco')
+    assert demo_data.check(demo_data.select(['coco']), coco_root, single=True) == {'coco': []}
     os.remove(os.path.join(root, 'coco/train2017/000000000005.jpg'))
     tool = os.path.join(os.path.dirname(__file__), '..', 'tools', 'make_demo_data.py')
-    done = subprocess.run([sys.executable, tool, '--check', os.path.join(root, 'coco'), '--dataset', 'coco'],
+    done = subprocess.run([sys.executable, tool, '--check', coco_root, '--dataset', 'coco'],
                           capture_output=True, text=True)
     assert done.returncode == 1
     assert 'train2017/000000000005.jpg: missing image' in done.stdout and 'expected layout' in done.stdout

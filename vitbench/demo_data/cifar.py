@@ -87,29 +87,26 @@ def finish(name, root, seed, scale, items, records):
     out = os.path.join(root, FOLDER[name])
     for split in ('train', 'test'):
         rows = [(item, rec) for item, rec in zip(items, records) if item[0] == split]
-        data = np.stack([rec for _, rec in rows])
-        targets = [item[2] for item, _ in rows]
+        data, targets = np.stack([rec for _, rec in rows]), [item[2] for item, _ in rows]
         files = [f'{classes[t]}_s_{k + 1:06d}.png'.encode() for k, t in enumerate(targets)]
-        if name == 'cifar10':
-            chunks = 5 if split == 'train' else 1
-            per = len(rows) // chunks
-            for b in range(chunks):
-                part = slice(b * per, (b + 1) * per)
+        chunks = 5 if name == 'cifar10' and split == 'train' else 1
+        per = len(rows) // chunks
+        for b in range(chunks):
+            part = slice(b * per, (b + 1) * per)
+            batch = {b'batch_label': f'{split}ing batch {b + 1} of {chunks}'.encode(),  # training / testing
+                     b'data': data[part], b'filenames': files[part]}
+            if name == 'cifar10':
+                batch[b'labels'] = targets[part]
                 file = f'data_batch_{b + 1}' if split == 'train' else 'test_batch'
-                save_py2_pickle(os.path.join(out, file), {
-                    b'batch_label': (f'training batch {b + 1} of 5' if split == 'train'
-                                     else 'testing batch 1 of 1').encode(),
-                    b'labels': targets[part], b'data': data[part], b'filenames': files[part]})
-        else:
-            save_py2_pickle(os.path.join(out, split), {
-                b'filenames': files, b'batch_label': f'{split}ing batch 1 of 1'.encode(),
-                b'fine_labels': targets, b'coarse_labels': [FINE_TO_COARSE[t] for t in targets],
-                b'data': data})
-    if name == 'cifar10':
-        save_py2_pickle(os.path.join(out, 'batches.meta'), {
-            b'num_cases_per_batch': len(labels(name, seed, scale, 'train')) // 5,
-            b'label_names': [c.encode() for c in CIFAR10_CLASSES], b'num_vis': 3072})
-    else:
+            else:
+                batch[b'fine_labels'] = targets
+                batch[b'coarse_labels'] = [FINE_TO_COARSE[t] for t in targets]
+                file = split
+            save_py2_pickle(os.path.join(out, file), batch)
+        if name == 'cifar10' and split == 'train':
+            save_py2_pickle(os.path.join(out, 'batches.meta'), {
+                b'num_cases_per_batch': per, b'label_names': [c.encode() for c in classes], b'num_vis': 3072})
+    if name == 'cifar100':
         save_py2_pickle(os.path.join(out, 'meta'), {
             b'fine_label_names': [c.encode() for c in CIFAR100_FINE],
             b'coarse_label_names': [c.encode() for c in CIFAR100_COARSE]})

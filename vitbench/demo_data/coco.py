@@ -135,10 +135,9 @@ def image_with_instances(rng, h, w):
                     render.paint(img, m, colour)
                     if outline:
                         mask |= m
-            rle = mask_utils.encode(np.asfortranarray(mask.astype(np.uint8)))
-            anns.append(dict(segmentation=uncompressed_rle(mask), area=float(mask_utils.area(rle)), iscrowd=1,
-                             bbox=[round(float(v), 2) for v in mask_utils.toBbox(rle)],
-                             category_id=cat['id']))
+            box = mask_utils.toBbox(mask_utils.encode(np.asfortranarray(mask.astype(np.uint8))))
+            anns.append(dict(segmentation=uncompressed_rle(mask), area=float(mask.sum()), iscrowd=1,
+                             bbox=[round(float(v), 2) for v in box], category_id=cat['id']))
     short = min(h, w)
     for _ in range(rng.integers(1, 6)):
         cat = DRAWN[rng.integers(len(DRAWN))]
@@ -155,9 +154,8 @@ def image_with_instances(rng, h, w):
         for pts, colour, _ in drawn:
             render.paint(img, rasterize([pts], h, w) & mask, colour, shade)
         (x0, y0), (x1, y1) = np.concatenate(outlines).min(0), np.concatenate(outlines).max(0)
-        rle = mask_utils.merge(mask_utils.frPyObjects([p.ravel().tolist() for p in outlines], h, w))
         anns.append(dict(segmentation=[[float(v) for v in p.ravel()] for p in outlines],
-                         area=float(mask_utils.area(rle)), iscrowd=0,
+                         area=float(mask.sum()), iscrowd=0,  # pixels of the mask, as the COCO API counts
                          bbox=[round(float(v), 2) for v in (x0, y0, x1 - x0, y1 - y0)],
                          category_id=cat['id']))
     img *= rng.uniform(0.85, 1.1)

@@ -31,7 +31,7 @@ def save_png(path, array):
     """A uint8 (h, w) array as an 8-bit greyscale ('L') PNG, the mode ADE20k and Pets label maps use."""
     assert array.dtype == np.uint8 and array.ndim == 2, (array.dtype, array.shape)
     makedirs_for(path)
-    Image.fromarray(array, mode='L').save(path, format='PNG')
+    Image.fromarray(array).save(path, format='PNG')  # uint8 (h, w) is mode L
 
 
 def save_json(path, obj):

@@ -76,6 +76,7 @@ def finish(root, seed, scale, items, records):
 def check(root):
     r = Report(root)
     have_images = r.need_dir('images', '<Breed>_<n>.jpg pictures')
+    have_trimaps = r.need_dir('annotations/trimaps', 'one .png pet / background / border map per image')
     images = set(n[:-4] for n in list_files(r.path('images'), '.jpg'))
     trimaps = set(n[:-4] for n in list_files(r.path('annotations/trimaps'), '.png'))
     for split in ('trainval', 'test'):
@@ -93,7 +94,7 @@ def check(root):
                                '<breed id>"')
                 elif have_images and fields[0] not in images:
                     r.add(f'images/{fields[0]}.jpg', f'missing (listed in {rel})')
-                elif trimaps and fields[0] not in trimaps:
+                elif have_trimaps and fields[0] not in trimaps:
                     r.add(f'annotations/trimaps/{fields[0]}.png', f'missing (listed in {rel})')
     return r.problems
 
