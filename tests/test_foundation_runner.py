@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import vitbench  # noqa: F401  (installs the checkpoint policy under test)
+import vitbench.checkpoint  # noqa: F401  (installs the checkpoint policy under test)
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / 'foundation_fixtures'

@@ -1,4 +1,1 @@
-"""vitbench's shared infrastructure: the registries and the checkpoint I/O policy every task relies on."""
-from . import checkpoint as _checkpoint
-
-_checkpoint.install()
+"""vitbench's shared infrastructure: registries, checkpoint I/O policy, run contracts, demo data."""

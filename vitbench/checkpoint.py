@@ -13,7 +13,7 @@ Checkpoints are written atomically: mmengine writes every local file through ``L
 writes to a temporary file in the same folder, fsyncs it and renames it over the target, so a killed run
 never leaves a half-written ``.pth`` (or ``last_checkpoint`` pointer) behind.
 
-Everything here is applied once, on ``import vitbench``.
+Everything here is applied on import of this module, which ``vitbench.registry`` and the tools do.
 """
 import copyreg
 import io
@@ -84,7 +84,10 @@ def atomic_torch_save(obj, filepath: str) -> None:
     _atomic_write(buffer.getvalue(), filepath)
 
 
-def install() -> None:
+def _install() -> None:
     torch.serialization.add_safe_globals([*_numpy_safe_globals(), HistoryBuffer])
     copyreg.pickle(HistoryBuffer, _reduce_history_buffer)
     register_backend('local', AtomicLocalBackend, force=True, prefixes='')
+
+
+_install()

@@ -13,7 +13,7 @@ from mmengine.registry import MODEL_WRAPPERS, RUNNERS
 from mmengine.runner import Runner
 from torch.nn.parallel import DistributedDataParallel
 
-import vitbench  # noqa: F401  (checkpoint policy: safe loading on torch >= 2.6, atomic writes)
+import vitbench.checkpoint  # noqa: F401  (safe loading on torch >= 2.6, atomic writes)
 from vitbench.backbone_swap import swap_backbone
 
 

@@ -28,6 +28,8 @@ from mmengine.registry import VISUALIZERS as MMENGINE_VISUALIZERS
 from mmengine.registry import WEIGHT_INITIALIZERS as MMENGINE_WEIGHT_INITIALIZERS
 from mmengine.registry import Registry
 
+from . import checkpoint  # noqa: F401  (every vitbench component reads/writes checkpoints under its policy)
+
 SCOPE = 'vitbench'
 # Packages imported when a registry of this scope is searched (default_scope='vitbench' configs).
 _LOCATIONS = ['backbones', 'pretrain', 'downstream']
