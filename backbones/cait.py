@@ -69,6 +69,8 @@ class CaiT(BaseModule):
         return self.patch_embed.grid_size
 
     def _init_weights(self):
+        if self.pos_embed.is_meta:  # nothing to fill (e.g. counting parameters); the init is slow on meta
+            return
         trunc_normal_(self.pos_embed, std=.02)
         if self.cls_token is not None:
             trunc_normal_(self.cls_token, std=.02)
@@ -109,8 +111,11 @@ class CaiT(BaseModule):
         x, grid = self.patch_embed(x)
         return x + resample_pos_embed(self.pos_embed, grid, self.grid_size), grid
 
-    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, 3, H, W) -> normalised [class token, patch tokens] (B, 1 + N, C), or (B, N, C) without CA."""
+    def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
+        """(B, 3, H, W) -> normalised [class token, patch tokens] (B, 1 + N, C), or (B, N, C) without CA.
+
+        ``prefix_only`` returns just the normalised class token (B, 1, C), all a class-token head reads.
+        """
         x, _ = self._trunk_input(x)
         for blk in self.blocks:
             x = blk(x)
@@ -118,7 +123,7 @@ class CaiT(BaseModule):
             cls_token = self.cls_token.expand(x.shape[0], -1, -1)
             for blk in self.blocks_token_only:
                 cls_token = blk(x, cls_token)
-            x = torch.cat([cls_token, x], dim=1)
+            x = cls_token if prefix_only else torch.cat([cls_token, x], dim=1)
         return self.norm(x)
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
@@ -130,7 +135,7 @@ class CaiT(BaseModule):
         return x if pre_logits else self.head(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.forward_head(self.forward_features(x))
+        return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
 
     def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
                               norm: bool = False) -> List[torch.Tensor]:

@@ -17,15 +17,32 @@ def _sdpa_flop_jit(inputs, outputs) -> int:
     return batch * q[-2] * k[-2] * (q[-1] + v[-1])
 
 
+class _AllTokens(nn.Module):
+    """A classifier's forward with every token through every block, as the papers count FLOPs
+    (``forward`` itself lets the last block skip the patch tokens a class-token head never reads)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model.forward_head(self.model.forward_features(x))
+
+
 def count_flops(model: nn.Module, img_size: Union[int, Tuple[int, int]] = 224, in_chans: int = 3) -> int:
-    """FLOPs of one forward pass on a single image, with mmengine's FlopAnalyzer (jit trace)."""
+    """FLOPs of one forward pass on a single image, with mmengine's FlopAnalyzer (jit trace).
+
+    Classifiers are counted with all tokens through all blocks (the papers' convention); dense backbones
+    (``forward`` returns feature maps) as they run.
+    """
     from mmengine.analysis import FlopAnalyzer
     h, w = (img_size, img_size) if isinstance(img_size, int) else img_size
     x = torch.zeros(1, in_chans, h, w, device=next(model.parameters()).device)
     was_training = model.training
     model.eval()
+    traced = _AllTokens(model) if hasattr(model, 'forward_head') and not hasattr(model, 'out_indices') else model
     try:
-        analyzer = FlopAnalyzer(model, (x,))
+        analyzer = FlopAnalyzer(traced, (x,))
         analyzer.set_op_handle('aten::scaled_dot_product_attention', _sdpa_flop_jit)
         analyzer.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
         return int(analyzer.total())

@@ -1,11 +1,11 @@
 """The ViT family and CaiT as registered OpenMMLab backbones for dense tasks (mmseg, mmdet).
 
 ``type='vitbench.VisionTransformer'`` / ``'vitbench.CaiT'`` with ``arch=<named variant>`` (or explicit
-dimensions), ``img_size`` (size of the position-embedding table; any input divisible by the patch size
-works), ``out_indices`` and ``final_norm``. ``forward`` returns a tuple of (B, C, H/p, W/p) maps, one per
-out index. ``init_cfg=dict(type='Pretrained', checkpoint=...)`` loads through ``backbones.load_checkpoint``;
-the classifier head (and CaiT's class-attention stage) is not built, its checkpoint keys are dropped with a
-note.
+dimensions), ``img_size`` (size of the position-embedding table, default: the variant's; any input divisible
+by the patch size works), ``out_indices`` and ``final_norm``. ``forward`` returns a tuple of (B, C, H/p, W/p)
+maps, one per out index. ``init_cfg=dict(type='Pretrained', checkpoint=...)`` loads through
+``backbones.load_checkpoint``; the classifier head (and CaiT's class-attention stage) is not built, its
+checkpoint keys are dropped with a note.
 """
 from typing import Optional, Sequence, Tuple, Union
 
@@ -19,6 +19,8 @@ from .vit import VisionTransformer, normalize_indices
 
 
 def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
+    """Constructor arguments: the variant's (when ``arch`` is given) updated with the explicit ones."""
+    kwargs = {k: v for k, v in kwargs.items() if k != 'img_size' or v is not None}
     if arch is None:
         return kwargs
     from .factory import get_variant
@@ -32,7 +34,7 @@ class ViTBackbone(VisionTransformer):
     """Dense ViT backbone (see the module docstring); ``window_size`` / ``global_attn_indexes`` give
     ViTDet-style windowed attention."""
 
-    def __init__(self, arch: Optional[str] = None, img_size=224, out_indices: Union[int, Sequence[int]] = -1,
+    def __init__(self, arch: Optional[str] = None, img_size=None, out_indices: Union[int, Sequence[int]] = -1,
                  final_norm: bool = True, init_cfg=None, **kwargs):
         kwargs = _resolve(arch, 'vit', dict(kwargs, img_size=img_size))
         depth = kwargs.get('depth', 12)
@@ -53,7 +55,7 @@ class ViTBackbone(VisionTransformer):
 class CaiTBackbone(CaiT):
     """Dense CaiT backbone: the maps come from the patch tokens of the self-attention trunk."""
 
-    def __init__(self, arch: Optional[str] = None, img_size=224, out_indices: Union[int, Sequence[int]] = -1,
+    def __init__(self, arch: Optional[str] = None, img_size=None, out_indices: Union[int, Sequence[int]] = -1,
                  final_norm: bool = True, init_cfg=None, **kwargs):
         kwargs = _resolve(arch, 'cait', dict(kwargs, img_size=img_size))
         depth = kwargs.get('depth', 24)

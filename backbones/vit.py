@@ -49,7 +49,7 @@ class VisionTransformer(BaseModule):
     """
     # Checkpoint keys this family may carry that a given model may legitimately lack (dropped with a note)
     # and the subset a checkpoint may lack (left at their fresh initialisation, with a note).
-    checkpoint_optional = ('norm.', 'fc_norm.', 'head.', 'head_dist.')
+    checkpoint_optional = ('cls_token', 'norm.', 'fc_norm.', 'head.', 'head_dist.')
     checkpoint_may_miss = ('fc_norm.', 'head.', 'head_dist.')
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
@@ -121,6 +121,8 @@ class VisionTransformer(BaseModule):
 
     def _init_weights(self):
         # the official DeiT / CaiT initialisation; the patch conv keeps PyTorch's default
+        if self.pos_embed.is_meta:  # nothing to fill (e.g. counting parameters); the init is slow on meta
+            return
         for p in (self.pos_embed, self.cls_token, self.dist_token):
             if p is not None:
                 trunc_normal_(p, std=.02)
@@ -171,12 +173,17 @@ class VisionTransformer(BaseModule):
             return torch.cat(prefix + [x + pos_embed], dim=1)
         return torch.cat(prefix + [x], dim=1) + pos_embed
 
-    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, 3, H, W) -> normalised tokens (B, prefix + H/p * W/p, C)."""
+    def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
+        """(B, 3, H, W) -> normalised tokens (B, prefix + H/p * W/p, C).
+
+        ``prefix_only`` returns just the class / distillation tokens (B, prefix, C): the last block then
+        updates only them, which is all a class-token classifier reads (same logits, ~1/depth less work).
+        """
         x, grid = self.patch_embed(x)
         x = self._pos_embed(x, grid)
-        for blk in self.blocks:
-            x = blk(x, grid=grid)
+        last = len(self.blocks) - 1
+        for i, blk in enumerate(self.blocks):
+            x = blk(x, grid=grid, num_queries=self.num_prefix_tokens if prefix_only and i == last else None)
         return self.norm(x)
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False):
@@ -196,7 +203,8 @@ class VisionTransformer(BaseModule):
         return x if pre_logits else self.head(x)
 
     def forward(self, x: torch.Tensor):
-        return self.forward_head(self.forward_features(x))
+        # class-token pooling reads only the prefix tokens: the last block need not update the patches
+        return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
 
     def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
                               norm: bool = False) -> List[torch.Tensor]:

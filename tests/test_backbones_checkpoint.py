@@ -96,6 +96,14 @@ def test_mae_lite_file(with_teacher, tmp_path):
         _close(ours.eval().forward_features(X), ref.forward_features(X))
 
 
+def test_mae_lite_finetuned_file(tmp_path):
+    """MAE-lite fine-tuning saves the classifier as `model.<key>` with average pooling (fc_norm)."""
+    ref = timm_model('vit_tiny12h_patch16_224', global_pool='avg', **SMALL)
+    path = _save({'model': {'model.' + k: v for k, v in ref.state_dict().items()}, 'start_epoch': 300}, tmp_path)
+    _close(_logits(create_model('vit_tiny12h_patch16_224', global_pool='avg', checkpoint=path, **SMALL)),
+           _logits(ref))
+
+
 def test_vitbench_format_round_trip(tmp_path):
     overrides = dict(SMALL, drop_path_rate=0.1, img_size=(64, 96))  # non-square training size
     model = randomize(create_model('deit3_small_patch16_224', **overrides))

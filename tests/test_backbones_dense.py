@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _backbone_helpers import randomize, timm_model
-from backbones import CaiTBackbone, ViTBackbone, create_model
+from backbones import ViTBackbone, create_model
 from vitbench.registry import MODELS
 
 TINY = dict(embed_dim=48, num_heads=3, depth=4)

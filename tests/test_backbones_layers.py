@@ -111,3 +111,35 @@ def test_mmengine_init_weights_keeps_loaded_weights(tmp_path):
     model = create_model('vit_demo_patch8_64', depth=1, checkpoint=path)
     model.init_weights()
     torch.testing.assert_close(model.blocks[0].mlp.fc1.weight, source.blocks[0].mlp.fc1.weight)
+
+
+@pytest.mark.parametrize('name', ['deit3_small_patch16_18x2', 'deit_tiny_distilled_patch16_224', 'cait_xxs24_224'])
+def test_class_token_shortcut_is_exact(name):
+    """forward() lets the last block update only the prefix tokens: same logits and same gradients."""
+    model = randomize(create_model(name, depth=2, img_size=32, num_classes=5)).eval()
+    x = torch.randn(2, 3, 32, 32)
+    fast = model(x)
+    full = model.forward_head(model.forward_features(x))
+    torch.testing.assert_close(fast, full)
+    fast.square().sum().backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    model.zero_grad()
+    full.square().sum().backward()
+    for n, p in model.named_parameters():
+        if p.grad is not None:
+            scale = p.grad.abs().max().item()
+            torch.testing.assert_close(grads[n], p.grad, rtol=1e-4, atol=1e-5 * scale, msg=n)
+
+
+@pytest.mark.parametrize('name', ['deit3_small_patch16_224', 'cait_xxs24_224'])
+def test_bf16_autocast_training_step(name):
+    """Under CPU autocast the attention core runs in fp32 when a backward follows (faster on CPU, see
+    layers/attention.py): the step still runs in bf16 around it and matches fp32 to bf16 precision."""
+    model = randomize(create_model(name, depth=2, img_size=32, num_classes=5))
+    x = torch.randn(2, 3, 32, 32)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        logits = model(x)
+    assert logits.dtype == torch.bfloat16
+    logits.float().sum().backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in model.blocks.parameters())
+    torch.testing.assert_close(logits.float(), model(x), rtol=0.05, atol=0.05)

@@ -25,6 +25,19 @@ def residual(x: torch.Tensor, y: torch.Tensor, ls: Optional[LayerScale], drop_pa
     return x + y
 
 
+def self_attention(attn: nn.Module, x: torch.Tensor, grid: Optional[Tuple[int, int]], window_size: int,
+                   num_prefix_tokens: int, return_attn: Optional[str], num_queries: Optional[int]):
+    """Global or windowed self-attention of ``attn`` over normalised tokens ``x`` (see ``Block.forward``)."""
+    if not window_size or (num_queries is not None and num_queries <= num_prefix_tokens):
+        # prefix tokens attend globally in windowed blocks too
+        return attn(x, return_attn=return_attn, num_queries=num_queries)
+    if return_attn is not None or num_queries is not None:
+        raise NotImplementedError('attention maps and query subsets need a global-attention block')
+    if grid is None:
+        raise ValueError('a windowed-attention block needs the token grid: call it as blk(x, grid=(H, W))')
+    return window_attention(attn, x, grid, window_size, num_prefix_tokens)
+
+
 def _make_ls(dim, init_values):
     return LayerScale(dim, init_values) if init_values is not None else None
 
@@ -57,22 +70,18 @@ class Block(nn.Module):
         self.window_size = window_size
         self.num_prefix_tokens = num_prefix_tokens
 
-    def _attention(self, x, grid, return_attn):
-        if not self.window_size:
-            return self.attn(x, return_attn=return_attn)
-        if return_attn is not None:
-            raise NotImplementedError('attention maps are only available from global-attention blocks')
-        if grid is None:
-            raise ValueError('a windowed-attention block needs the token grid: call it as blk(x, grid=(H, W))')
-        return window_attention(self.attn, x, grid, self.window_size, self.num_prefix_tokens)
-
     def forward(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
-                return_attn: Optional[str] = None):
-        """Returns x, or (x, attention logits/probs of shape (B, heads, N, N)) when ``return_attn`` is set."""
-        y = self._attention(self.norm1(x), grid, return_attn)
+                return_attn: Optional[str] = None, num_queries: Optional[int] = None):
+        """Returns x, or (x, attention logits/probs of shape (B, heads, N, N)) when ``return_attn`` is set.
+
+        ``num_queries=n`` updates only the first n tokens (returns (B, n, C)): a classifier reading the class
+        token needs nothing else from the last block, whose MLP and attention queries then skip the patches.
+        """
+        y = self_attention(self.attn, self.norm1(x), grid, self.window_size, self.num_prefix_tokens,
+                           return_attn, num_queries)
         if return_attn is not None:
             y, attn = y
-        x = residual(x, y, self.ls1, self.drop_path1)
+        x = residual(x if num_queries is None else x[:, :num_queries], y, self.ls1, self.drop_path1)
         x = residual(x, self.mlp(self.norm2(x)), self.ls2, self.drop_path2)
         return x if return_attn is None else (x, attn)
 
@@ -114,22 +123,16 @@ class ParallelBlock(nn.Module):
         self.window_size = window_size
         self.num_prefix_tokens = num_prefix_tokens
 
-    def _attention(self, branch, x, grid, return_attn):
-        x = branch.norm(x)
-        if not self.window_size:
-            return branch.attn(x, return_attn=return_attn)
-        if return_attn is not None:
-            raise NotImplementedError('attention maps are only available from global-attention blocks')
-        if grid is None:
-            raise ValueError('a windowed-attention block needs the token grid: call it as blk(x, grid=(H, W))')
-        return window_attention(branch.attn, x, grid, self.window_size, self.num_prefix_tokens)
-
     def forward(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
-                return_attn: Optional[str] = None):
-        """Returns x, or (x, maps of all branches concatenated along the heads, (B, k*heads, N, N))."""
-        ys = [self._attention(b, x, grid, return_attn) for b in self.attns]
+                return_attn: Optional[str] = None, num_queries: Optional[int] = None):
+        """Returns x, or (x, maps of all branches concatenated along the heads, (B, k*heads, N, N)).
+        ``num_queries`` as in :meth:`Block.forward`."""
+        ys = [self_attention(b.attn, b.norm(x), grid, self.window_size, self.num_prefix_tokens, return_attn,
+                             num_queries) for b in self.attns]
         if return_attn is not None:
             ys, maps = zip(*ys)
+        if num_queries is not None:
+            x = x[:, :num_queries]
         # every branch reads the same input, so all outputs are computed before any is added
         for b, y in zip(self.attns, ys):
             x = residual(x, y, b.ls, b.drop_path)

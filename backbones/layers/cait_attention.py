@@ -5,10 +5,9 @@ Key names (``qkv``, ``proj_l``, ``proj_w``, ``proj``; ``q``, ``k``, ``v``, ``pro
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from .attention import ATTN_KINDS, explicit_attention
+from .attention import ATTN_KINDS, explicit_attention, fp32_on_cpu_autocast, sdpa
 
 
 def mix_heads(attn: torch.Tensor, linear: nn.Linear, scale: float = 1.) -> torch.Tensor:
@@ -48,17 +47,19 @@ class TalkingHeadAttention(nn.Module):
         self.proj_drop = nn.Dropout(proj_drop)
 
     def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None,
-                return_attn: Optional[str] = None):
-        if attn_mask is not None:
-            raise NotImplementedError('TalkingHeadAttention does not support attention masks '
-                                      '(CaiT has no windowed attention)')
+                return_attn: Optional[str] = None, num_queries: Optional[int] = None):
+        if attn_mask is not None or num_queries is not None:
+            raise NotImplementedError('TalkingHeadAttention supports neither attention masks nor query '
+                                      'subsets (CaiT has no windowed attention and no prefix tokens in its trunk)')
         if return_attn is not None and return_attn not in ATTN_KINDS:
             raise ValueError(f"return_attn must be one of {ATTN_KINDS}, got {return_attn!r}")
         B, N, C = x.shape
         q, k, v = (t.transpose(1, 2) for t in self.qkv(x).view(B, N, 3, self.num_heads, self.head_dim).unbind(2))
-        logits = mix_heads(q @ k.transpose(-2, -1), self.proj_l, self.scale)
-        probs = mix_heads(logits.softmax(dim=-1), self.proj_w)
-        x = (self.attn_drop(probs) @ v).transpose(1, 2).reshape(B, N, C)
+        with fp32_on_cpu_autocast(q) as cast:
+            q, k, v = cast(q), cast(k), cast(v)
+            logits = mix_heads(q @ k.transpose(-2, -1), self.proj_l, self.scale)
+            probs = mix_heads(logits.softmax(dim=-1), self.proj_w)
+            x = (self.attn_drop(probs) @ v).transpose(1, 2).reshape(B, N, C)
         x = self.proj_drop(self.proj(x))
         if return_attn is None:
             return x
@@ -90,7 +91,7 @@ class ClassAttention(nn.Module):
         v = self.v(x).view(B, N, self.num_heads, self.head_dim).transpose(1, 2)
         dropout_p = self.attn_drop if self.training else 0.
         if return_attn is None:
-            out, attn = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p), None
+            out, attn = sdpa(q, k, v, dropout_p=dropout_p), None
         else:
             out, attn = explicit_attention(q, k, v, self.scale, None, dropout_p, return_attn)
         out = self.proj_drop(self.proj(out.transpose(1, 2).reshape(B, 1, C)))

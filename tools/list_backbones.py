@@ -1,0 +1,68 @@
+#!/usr/bin/env python
+"""Print the named backbone variants: name, shape, parameters, GFLOPs at the variant's resolution, paper.
+
+    python tools/list_backbones.py [PATTERN] [--no-flops] [--json FILE]
+
+Parameters are counted on the meta device (instant); GFLOPs come from mmengine's FlopAnalyzer on one image
+(a jit trace per variant, about a minute for all of them; ``--no-flops`` skips it).
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from backbones import create_model, get_variant, list_models  # noqa: E402
+from backbones.complexity import count_flops, count_params  # noqa: E402
+
+
+def describe(name: str, flops: bool = True) -> dict:
+    entry = get_variant(name)
+    with torch.device('meta'):
+        model = create_model(name)
+    kw = entry['kwargs']
+    depth = f"{kw['depth']}x{kw['num_parallel']}" if kw.get('num_parallel', 1) > 1 else str(kw['depth'])
+    if entry['model'] == 'cait':
+        depth += f"+{kw.get('depth_token_only', 2)}"
+    row = dict(name=name, depth=depth, width=kw['embed_dim'], heads=kw['num_heads'], patch=kw['patch_size'],
+               params_M=round(count_params(model) / 1e6, 2), resolution=model.patch_embed.img_size[0],
+               gflops=None, paper=entry['paper'])
+    if flops:
+        # FLOPs do not depend on the values: allocate without the (slow) random initialisation
+        model = model.to_empty(device='cpu')
+        with torch.no_grad():
+            row['gflops'] = round(count_flops(model, model.patch_embed.img_size) / 1e9, 2)
+    return row
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('pattern', nargs='?', default='*', help="shell-style filter, e.g. 'deit3_*'")
+    parser.add_argument('--no-flops', action='store_true', help='skip the FLOP count')
+    parser.add_argument('--json', help='also write the rows to this file')
+    args = parser.parse_args(argv)
+    names = list_models(args.pattern)
+    if not names:
+        raise SystemExit(f'no variant matches {args.pattern!r}; variants: {", ".join(list_models())}')
+    header = (f'{"name":34s} {"depth":>6s} {"width":>5s} {"heads":>5s} {"patch":>5s} {"params (M)":>10s} '
+              f'{"GFLOPs":>8s} {"res":>5s}  paper')
+    print(header)
+    print('-' * len(header))
+    rows = []
+    for name in names:
+        row = describe(name, flops=not args.no_flops)
+        rows.append(row)
+        gflops = '-' if row['gflops'] is None else f'{row["gflops"]:.2f}'
+        print(f'{name:34s} {row["depth"]:>6s} {row["width"]:5d} {row["heads"]:5d} {row["patch"]:5d} '
+              f'{row["params_M"]:10.2f} {gflops:>8s} {row["resolution"]:5d}  {row["paper"]}', flush=True)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(rows, f, indent=2)
+    return rows
+
+
+if __name__ == '__main__':
+    main()
