@@ -2,6 +2,7 @@
 """Evaluate a checkpoint on the test split of any vitbench config with mmengine's Runner.
 
     python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--cfg-options K=V ...] [--launcher ...]
+    python tools/test.py CONFIG CHECKPOINT --tta    # test-time augmentation, e.g. multi-scale + flip
 """
 import argparse
 import os.path as osp
@@ -13,6 +14,9 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description='Evaluate a checkpoint with a vitbench config')
     add_common_args(parser)
     parser.add_argument('checkpoint', help='checkpoint file to evaluate')
+    parser.add_argument('--tta', action='store_true',
+                        help="test-time augmentation: the config's tta_pipeline and tta_model "
+                        '(segmentation: multi-scale + flip)')
     return parser.parse_args(argv)
 
 
@@ -22,7 +26,21 @@ def main(argv=None):
         raise ConfigError(f"checkpoint file '{args.checkpoint}' not found")
     cfg = load_config(args)
     cfg.load_from, cfg.resume = args.checkpoint, False
+    if args.tta:
+        use_tta(cfg)
     build_runner(cfg).test()
+
+
+def use_tta(cfg) -> None:
+    """Wrap the model in the config's ``tta_model``, test with its ``tta_pipeline`` (as mmseg's test.py)."""
+    missing = [key for key in ('tta_model', 'tta_pipeline') if key not in cfg]
+    if missing:
+        raise ConfigError(f'--tta: {cfg.filename} has no {" / ".join(missing)} (e.g. tta_model = '
+                          "dict(type='SegTTAModel') and a tta_pipeline with a TestTimeAug transform)")
+    cfg.test_dataloader.dataset.pipeline = cfg.tta_pipeline
+    cfg.model = dict(cfg.tta_model, module=cfg.model)
+    if cfg.get('experiment'):
+        cfg.experiment.eval = 'ms'  # result.json: multi-scale (+ flip) evaluation
 
 
 if __name__ == '__main__':

@@ -1,0 +1,73 @@
+# The UperNet ADE20k experiment, scaled down for a CPU: the demo ADE20k (tools/make_demo_data.py),
+# the 6-block demo ViT (8x8 patches) trained from scratch on 64x64 crops, a 64-channel head.
+# Same model, data pipeline, metric and schedule shape as configs/upernet_deit3_b.py.
+#   python tools/make_demo_data.py --out data/demo --scale small
+#   python tools/train.py configs/demo/upernet_demo.py
+_base_ = [
+    '../_base_/models/upernet_vit.py', '../_base_/datasets/ade20k.py',
+    '../_base_/schedules/seg_160k.py', '../_base_/seg_runtime.py',
+]
+data_root = 'data/demo/ade20k/ADEChallengeData2016'
+crop_size = (64, 64)
+norm_cfg = dict(type='BN', requires_grad=True)  # SyncBN has no CPU kernel (torchrun on CPU)
+
+# Backbone weights: none (from scratch). The demo pretraining export works too, e.g.
+# --checkpoint work_dirs/deit3_sup_demo/backbone.pth
+model = dict(
+    data_preprocessor=dict(size=crop_size, test_cfg=dict(size_divisor=8)),
+    backbone=dict(arch='vit_demo_patch8_64', img_size=64, out_indices=[1, 2, 3, 5], drop_path_rate=0.0),
+    neck=dict(embed_dim=192, norm_cfg=norm_cfg),
+    decode_head=dict(in_channels=[192, 192, 192, 192], channels=64, norm_cfg=norm_cfg),
+    auxiliary_head=dict(in_channels=192, channels=64, norm_cfg=norm_cfg),
+    test_cfg=dict(crop_size=crop_size, stride=(43, 43)))
+
+# demo images have a short side of 128: resize to 64 (x 0.5-2 for training) and crop 64x64
+train_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='LoadAnnotations', reduce_zero_label=True),
+    dict(type='RandomResize', scale=(256, 64), ratio_range=(0.5, 2.0), keep_ratio=True),
+    dict(type='RandomCrop', crop_size=crop_size, cat_max_ratio=0.75),
+    dict(type='RandomFlip', prob=0.5),
+    dict(type='PhotoMetricDistortion'),
+    dict(type='PackSegInputs'),
+]
+test_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='Resize', scale=(256, 64), keep_ratio=True),
+    dict(type='LoadAnnotations', reduce_zero_label=True),
+    dict(type='PackSegInputs'),
+]
+img_ratios = [0.75, 1.0, 1.25]
+tta_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='TestTimeAug', transforms=[
+        [dict(type='Resize', scale=(int(256 * r), int(64 * r)), keep_ratio=True) for r in img_ratios],
+        [dict(type='RandomFlip', prob=0., direction='horizontal'),
+         dict(type='RandomFlip', prob=1., direction='horizontal')],
+        [dict(type='LoadAnnotations', reduce_zero_label=True)],
+        [dict(type='PackSegInputs')],
+    ]),
+]
+train_dataloader = dict(
+    batch_size=8, num_workers=1,
+    dataset=dict(data_root=data_root, pipeline=train_pipeline))
+val_dataloader = dict(
+    num_workers=1,
+    dataset=dict(data_root=data_root, pipeline=test_pipeline))
+test_dataloader = val_dataloader
+
+max_iters = 300
+# from scratch: a higher LR and milder layer decay than fine-tuning (no pretrained layers to preserve)
+optim_wrapper = dict(optimizer=dict(lr=1e-3), paramwise_cfg=dict(layer_decay_rate=0.9))
+param_scheduler = [
+    dict(type='LinearLR', start_factor=1e-3, by_epoch=False, begin=0, end=50),
+    dict(type='PolyLR', power=1.0, eta_min=0.0, by_epoch=False, begin=50, end=max_iters),
+]
+train_cfg = dict(max_iters=max_iters, val_interval=max_iters)
+default_hooks = dict(
+    logger=dict(interval=20),  # progress: iteration, ETA, losses every 20 iterations
+    checkpoint=dict(interval=max_iters))
+
+randomness = dict(seed=0)
+
+experiment = dict(task='seg', dataset='ade20k-demo', backbone='vit_demo_patch8_64', eval='ss')

@@ -1,0 +1,8 @@
+# UperNet + MAE-lite's ViT-Tiny pretrained with distilled MAE (teacher MAE-Base), on ADE20k: the same
+# protocol as upernet_vit_tiny12h_mae.py, only the weights differ.
+_base_ = ['./upernet_vit_tiny12h_mae.py']
+
+# Backbone weights: the export of `python tools/train.py configs/pretrain/dmae_vit_tiny12h_in1k_400e.py`.
+checkpoint = 'work_dirs/dmae_vit_tiny12h_in1k_400e/backbone.pth'
+
+model = dict(backbone=dict(init_cfg=dict(checkpoint=checkpoint)))

@@ -1,0 +1,17 @@
+"""Semantic segmentation with mmsegmentation: UperNet on a plain ViT / CaiT.
+
+mmseg provides nearly everything: ``Feature2Pyramid`` (the 4 / 2 / 1 / 0.5 rescale neck of BEiT, MAE and
+XCiT), ``UPerHead``, the auxiliary ``FCNHead``, ADE20k's loader and pipelines, ``IoUMetric`` and
+``SegTTAModel``; layer-wise LR decay is ``vitbench.LayerDecayOptimWrapperConstructor``. What is here:
+
+- ``vitbench.ADE20KDataset``: mmseg's, with an error showing the expected layout for a wrong ``data_root``;
+- ``vitbench.PerClassIoUMetric``: mmseg's ``IoUMetric`` that also returns the IoU of each class;
+- the ``--backbone`` adapter that keeps neck and head widths consistent with the new backbone.
+"""
+import vitbench.layer_decay  # noqa: F401  (registers the constructor for configs that import only downstream)
+
+from .datasets import ADE20KDataset
+from .metrics import PerClassIoUMetric
+from .swap import head_channels, pyramid_indices
+
+__all__ = ['ADE20KDataset', 'PerClassIoUMetric', 'head_channels', 'pyramid_indices']

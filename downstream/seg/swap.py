@@ -1,0 +1,45 @@
+"""``tools/train.py <upernet config> --backbone NAME``: neck and head widths follow the new backbone.
+
+UperNet on a plain backbone (BEiT / MAE / XCiT practice) reads four blocks spread over the depth
+(``pyramid_indices``), rescales them 4 / 2 / 1 / 0.5 with ``Feature2Pyramid`` (width = embedding dim) and
+decodes with ``head_channels`` channels: 512 for base and larger, 384 for small, 192 for tiny (DeiT III
+thesis, §6.3.5.2).
+"""
+from typing import List
+
+from vitbench.backbone_swap import register_adapter
+
+
+def head_channels(embed_dim: int) -> int:
+    """UperNet channels for a backbone of width ``embed_dim``."""
+    if embed_dim >= 768:
+        return 512
+    return 384 if embed_dim >= 384 else 192
+
+
+def pyramid_indices(depth: int) -> List[int]:
+    """The blocks feeding the 4 pyramid levels: [3, 5, 7, 11] at depth 12, [7, 11, 15, 23] at depth 24."""
+    if depth < 6:
+        raise ValueError(f'UperNet reads 4 distinct blocks; a backbone of depth {depth} has too few (>= 6)')
+    return [depth // 3 - 1, depth // 2 - 1, 2 * depth // 3 - 1, depth - 1]
+
+
+@register_adapter('seg')
+def adapt_upernet(cfg, name: str, variant: dict) -> None:
+    dim, model = variant['embed_dim'], cfg.model
+    preprocessor, patch = model.get('data_preprocessor') or {}, variant['patch_size']
+    crop = preprocessor.get('size') or ()
+    if any(side % patch for side in crop):
+        raise ValueError(f'{name} has {patch}x{patch} patches, which do not tile the {crop} crops of this '
+                         f'config (model.data_preprocessor.size): use crops that are a multiple of {patch}')
+    if preprocessor.get('test_cfg', {}).get('size_divisor'):
+        preprocessor.test_cfg.size_divisor = patch  # test images padded to whole patches
+    model.backbone.out_indices = pyramid_indices(variant['depth'])
+    if model.get('neck') and 'embed_dim' in model.neck:
+        model.neck.embed_dim = dim
+    head = model.decode_head
+    head.in_channels = [dim] * len(head.in_channels) if isinstance(head.in_channels, (list, tuple)) else dim
+    head.channels = head_channels(dim)
+    aux = model.get('auxiliary_head') or []
+    for aux_head in aux if isinstance(aux, list) else [aux]:
+        aux_head.in_channels = dim
