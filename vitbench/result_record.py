@@ -14,6 +14,7 @@ Metrics are stored as percentages, as the papers report them.
 """
 import datetime
 import json
+import numbers
 import os.path as osp
 import subprocess
 from typing import Dict, Optional
@@ -33,7 +34,7 @@ def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
     """'coco/bbox_mAP': 0.407 → 'bbox_mAP': 40.7; 'accuracy/top1' → 'top1'; 'mIoU' stays."""
     normalized = {}
     for name, value in metrics.items():
-        if not isinstance(value, (int, float)):
+        if not isinstance(value, numbers.Real):  # numpy scalars included (mmseg returns np.float32)
             continue  # e.g. per-class tables some metrics return alongside the scalars
         scale = 100.0 if name.startswith(_FRACTION_PREFIXES) else 1.0
         normalized[name.split('/')[-1]] = float(value) * scale
