@@ -90,7 +90,7 @@ def backbone_complexity(name: str, overrides: dict) -> dict:
     from backbones.complexity import count_flops, count_params
     model = create_model(name, num_classes=0, **overrides)
     try:
-        gflops = count_flops(model, model.img_size if hasattr(model, 'img_size') else 224) / 1e9
+        gflops = count_flops(model, tuple(model.patch_embed.img_size)) / 1e9  # the variant's own resolution
     except Exception:  # noqa: BLE001 - an untraceable model still gets its record, without GFLOPs
         gflops = None
     return dict(params_M=count_params(model) / 1e6, gflops=gflops)
