@@ -1,1 +1,24 @@
+"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, fine-tuning (full,
+attention-only, linear probe, resolution), as registered mmengine components run by tools/train.py.
 
+Importing the package registers everything in the ``vitbench`` scope.
+"""
+from . import optim  # noqa: F401  (registers timm's Lamb)
+from .classifier import ClsLoss, ImageClassifier
+from .data import ImageNet
+from .dmae import DistilledMAE
+from .export import BackboneExportHook
+from .finetune import apply_trainable, trainable_names
+from .mae import MAE, MAEDecoder, random_masking
+from .mae_vis import MAEVisualizationHook
+from .metrics import Accuracy, ReconstructionLoss
+from .preprocessor import ClsDataPreprocessor
+from .samplers import RepeatAugSampler
+from .transforms import (ColorJitter, LoadImage, PackInputs, RandAugment, RandomHorizontalFlip, RandomResizedCrop,
+                         ResizeCenterCrop, SimpleRandomCrop, ThreeAugment)
+
+__all__ = ['ImageClassifier', 'ClsLoss', 'MAE', 'MAEDecoder', 'DistilledMAE', 'random_masking', 'ImageNet',
+           'ClsDataPreprocessor', 'RepeatAugSampler', 'Accuracy', 'ReconstructionLoss', 'BackboneExportHook',
+           'MAEVisualizationHook', 'apply_trainable', 'trainable_names', 'LoadImage', 'RandomResizedCrop',
+           'SimpleRandomCrop', 'ThreeAugment', 'ColorJitter', 'RandAugment', 'RandomHorizontalFlip',
+           'ResizeCenterCrop', 'PackInputs']

@@ -1,5 +1,6 @@
-"""tools/list_backbones.py (tools/benchmark.py's JSON-contract test lands with the benchmark)."""
+"""tools/list_backbones.py and tools/benchmark.py (the JSON contract of DESIGN.md)."""
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,16 @@ def test_list_backbones(capsys):
     assert demo['gflops'] > 0 and demo['resolution'] == 64
     with pytest.raises(SystemExit, match='no variant matches'):
         _tool('list_backbones').main(['resnet*'])
+
+
+def test_benchmark_json_contract(tmp_path):
+    path = tmp_path / 'bench.json'
+    _tool('benchmark').main(['backbones', '--quick', '--models', 'vit_demo_patch8_64', '--modes', 'fwd',
+                             '--json', str(path)])
+    result = json.loads(path.read_text())
+    assert set(result) == {'machine', 'rows', 'ratios'}
+    assert {r['impl'] for r in result['rows']} == {'vitbench', 'timm'}
+    assert {(r['impl'], r['dtype']) for r in result['rows']} == {
+        (i, d) for i in ('vitbench', 'timm') for d in ('fp32', 'bf16')}
+    assert result['ratios']['vit_demo_patch8_64/fwd/fp32/vitbench_vs_timm'] > 0
+    assert result['ratios']['vit_demo_patch8_64/fwd/vitbench_bf16_vs_fp32'] > 0

@@ -1,0 +1,41 @@
+# ImageNet-1k, DeiT III augmentation (Touvron et al., ECCV 2022, Table 1 "Ours IN-1k"): RandomResizedCrop,
+# horizontal flip, 3-Augment (grayscale | solarization | Gaussian blur), colour jitter 0.3, repeated
+# augmentation x3; test: resize + centre crop with crop ratio 1.0. Mixup 0.8 / CutMix 1.0 are batch-level: the
+# model's data_preprocessor. Batch: 256 per GPU x 8 GPUs = 2048.
+data_root = 'data/imagenet'
+img_size = 224
+train_pipeline = [
+    dict(type='LoadImage'),
+    dict(type='RandomResizedCrop', size=img_size, scale=(0.08, 1.0)),
+    dict(type='RandomHorizontalFlip'),
+    dict(type='ThreeAugment'),
+    dict(type='ColorJitter', strength=0.3),
+    dict(type='PackInputs'),
+]
+test_pipeline = [
+    dict(type='LoadImage'),
+    dict(type='ResizeCenterCrop', size=img_size, crop_pct=1.0),
+    dict(type='PackInputs'),
+]
+train_dataloader = dict(
+    batch_size=256,
+    num_workers=10,
+    persistent_workers=True,
+    pin_memory=True,
+    drop_last=True,
+    sampler=dict(type='RepeatAugSampler', num_repeats=3),
+    collate_fn=dict(type='default_collate'),
+    dataset=dict(type='ImageNet', data_root=data_root, split='train', pipeline=train_pipeline))
+val_dataloader = dict(
+    batch_size=256,
+    num_workers=10,
+    persistent_workers=True,
+    pin_memory=True,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    collate_fn=dict(type='default_collate'),
+    dataset=dict(type='ImageNet', data_root=data_root, split='val', pipeline=test_pipeline, test_mode=True))
+val_evaluator = dict(type='Accuracy', topk=(1, 5))
+test_dataloader = val_dataloader
+test_evaluator = val_evaluator
+val_cfg = dict()
+test_cfg = dict()

@@ -1,0 +1,53 @@
+"""Which backbone parameters a fine-tuning run trains: all, attention only, or the head only (linear probe).
+
+Attention-only ("Three things everyone should know about ViTs", §4; official ``main.py --attn-only``)
+trains:
+  * the attention layers of every block, ``blocks.<i>.attn.{qkv,proj}`` — and of *every branch* of parallel
+    blocks (``blocks.<i>.attns.<j>.attn.*``; the official name filter ``'.attn.'`` missed the second
+    branch ``attn1``) and CaiT's class-attention blocks (``blocks_token_only.<j>.attn.*``);
+  * ``pos_embed`` (it must adapt when the resolution changes, e.g. 224 -> 384);
+  * the classifier ``head`` (and ``head_dist`` of distilled models).
+Frozen: the patch embedding (stem), class/distillation tokens, every LayerNorm (``norm1``, ``norm2``, the
+final ``norm`` / ``fc_norm``), the MLPs and the LayerScale factors.
+
+A linear probe trains ``head`` (and ``head_dist``) only. Frozen BatchNorm layers (hMLP stem) are kept in
+eval mode so their running statistics stay those of the checkpoint.
+"""
+import re
+from typing import List
+
+from torch import nn
+
+TRAINABLE = ('all', 'attention', 'linear')
+_HEADS = r'head(_dist)?\.'
+_PATTERNS = {
+    'attention': re.compile(r'(^|\.)attn\.|^pos_embed$|^' + _HEADS),
+    'linear': re.compile('^' + _HEADS),
+}
+
+
+def trainable_names(model: nn.Module, trainable: str) -> List[str]:
+    """Names of the parameters of ``model`` (a vitbench ViT / CaiT) that ``trainable`` leaves trainable."""
+    if trainable not in TRAINABLE:
+        raise ValueError(f'trainable must be one of {TRAINABLE}, got {trainable!r}')
+    names = [n for n, _ in model.named_parameters()]
+    if trainable == 'all':
+        return names
+    return [n for n in names if _PATTERNS[trainable].search(n)]
+
+
+def apply_trainable(model: nn.Module, trainable: str) -> List[str]:
+    """Freeze every parameter of ``model`` that ``trainable`` does not train; returns the trained names."""
+    keep = set(trainable_names(model, trainable))
+    if not keep:
+        raise ValueError(f"trainable='{trainable}' matches no parameter of {type(model).__name__}")
+    for name, param in model.named_parameters():
+        param.requires_grad_(name in keep)
+    return sorted(keep)
+
+
+def keep_frozen_norms_in_eval(model: nn.Module) -> None:
+    """Put BatchNorm layers whose parameters are all frozen back into eval mode (call after ``train()``)."""
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm) and not any(p.requires_grad for p in m.parameters()):
+            m.eval()

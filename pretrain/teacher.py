@@ -1,0 +1,81 @@
+"""Frozen teachers for distillation (DeiT's classifier teacher, distilled MAE's encoder teacher).
+
+A teacher is described in the config and built here:
+
+    dict(checkpoint='work_dirs/mae_vit_base/backbone.pth')            # vitbench file: arch + overrides inside
+    dict(arch='deit3_base_patch16_224', checkpoint='deit_3_base.pth')  # any format backbones can load
+    dict(source='timm', name='regnety_160', checkpoint='regnety_160-a5fe301d.pth')  # a timm model
+
+It is frozen and always in eval mode, and it is *not* a sub-module of the student's model: its weights come
+from their own file, so they stay out of every training checkpoint, the optimizer and DDP.
+:class:`TeacherMixin` moves it along with the model (``.to(device)``, ``.half()``...).
+"""
+import os.path as osp
+from typing import Optional
+
+from torch import nn
+
+
+def _vitbench_file_arch(path: str):
+    from backbones.checkpoint import FORMAT_TAG, read_checkpoint
+    obj = read_checkpoint(path)
+    if isinstance(obj, dict) and FORMAT_TAG in obj:
+        return obj.get('arch'), dict(obj.get('overrides') or {})
+    return None, {}
+
+
+def build_teacher(cfg: dict, num_classes: Optional[int] = 0) -> nn.Module:
+    """A frozen, eval-mode teacher from ``cfg`` (see the module docstring).
+
+    ``num_classes``: classes of the teacher's head (0: no head, for feature / attention teachers).
+    """
+    cfg = dict(cfg)
+    source = cfg.pop('source', 'vitbench')
+    checkpoint = cfg.pop('checkpoint', None)
+    if not checkpoint:
+        raise ValueError(f"teacher {cfg}: needs a 'checkpoint' (a teacher with random weights teaches nothing)")
+    if not osp.isfile(checkpoint):
+        raise FileNotFoundError(f"teacher checkpoint '{checkpoint}' not found: train or download the teacher "
+                                f"first, or point the teacher's 'checkpoint' at an existing file")
+    if source == 'timm':
+        import timm
+        name = cfg.pop('name', None)
+        if name is None:
+            raise ValueError("a timm teacher needs 'name' (a timm model name, e.g. 'regnety_160')")
+        model = timm.create_model(name, pretrained=False, num_classes=num_classes, checkpoint_path=checkpoint,
+                                  **cfg)
+    elif source == 'vitbench':
+        from backbones import create_model
+        arch, overrides = _vitbench_file_arch(checkpoint)
+        arch = cfg.pop('arch', None) or arch
+        if arch is None:
+            raise ValueError(f"teacher checkpoint '{checkpoint}' does not name its architecture: give 'arch' "
+                             '(a named variant) in the teacher config')
+        model = create_model(arch, num_classes=num_classes, checkpoint=checkpoint, **dict(overrides, **cfg))
+    else:
+        raise ValueError(f"teacher source must be 'vitbench' or 'timm', got {source!r}")
+    return freeze(model)
+
+
+def freeze(model: nn.Module) -> nn.Module:
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model  # outside the module tree, the student's train() never switches it back
+
+
+class TeacherMixin:
+    """Holds a teacher outside the module tree (``self.teacher``) and moves it with the model."""
+
+    def set_teacher(self, teacher: nn.Module) -> None:
+        object.__setattr__(self, '_teacher', teacher)  # bypasses nn.Module registration on purpose
+
+    @property
+    def teacher(self) -> Optional[nn.Module]:
+        return self.__dict__.get('_teacher')
+
+    def _apply(self, fn, *args, **kwargs):
+        super()._apply(fn, *args, **kwargs)
+        if self.teacher is not None:
+            self.teacher._apply(fn, *args, **kwargs)
+        return self

@@ -1,0 +1,176 @@
+"""ImageNet transforms as registered mmengine pipeline steps.
+
+A pipeline works on a results dict: :class:`LoadImage` puts a PIL image under ``'img'``, the augmentations
+(torchvision / timm underneath) replace it, and :class:`PackInputs` turns it into a uint8 (3, H, W) tensor
+plus the label. Normalisation, Mixup/CutMix and random erasing happen on whole batches in
+:class:`pretrain.preprocessor.ClsDataPreprocessor`, as in mmpretrain.
+
+DeiT III's own augmentations are here (the official ``augment.py`` has no library equivalent):
+:class:`SimpleRandomCrop` and :class:`ThreeAugment`.
+"""
+import math
+import random
+
+import numpy as np
+import torch
+from PIL import Image, ImageFilter, ImageOps
+from mmengine.logging import print_log
+from timm.data import auto_augment
+from timm.data.transforms import RandomResizedCropAndInterpolation, str_to_pil_interp
+from torchvision import transforms as T
+
+from vitbench.registry import TRANSFORMS
+
+IMAGENET_MEAN_255 = (123.675, 116.28, 103.53)
+
+
+class ImageReadError(OSError):
+    """An image file that cannot be decoded; the message names the file."""
+
+
+@TRANSFORMS.register_module()
+class LoadImage:
+    """Read ``results['img_path']`` as an RGB PIL image into ``results['img']``.
+
+    An unreadable or corrupt file raises :class:`ImageReadError` naming it. With ``skip_corrupt=True``
+    the file is logged and skipped instead (mmengine's dataset then draws another sample); the log counts
+    the skipped files per worker, so a silently shrinking dataset cannot go unnoticed.
+    """
+
+    def __init__(self, skip_corrupt: bool = False):
+        self.skip_corrupt = skip_corrupt
+        self.num_skipped = 0
+
+    def __call__(self, results: dict):
+        path = results['img_path']
+        try:
+            with Image.open(path) as img:
+                results['img'] = img.convert('RGB')  # convert() decodes the whole file
+        except (OSError, ValueError, Image.DecompressionBombError) as e:
+            if not self.skip_corrupt:
+                raise ImageReadError(f'cannot read image {path}: {type(e).__name__}: {e} '
+                                     f'(fix or remove the file, or set LoadImage(skip_corrupt=True))') from e
+            self.num_skipped += 1
+            print_log(f'skipped unreadable image {path} ({type(e).__name__}: {e}); '
+                      f'{self.num_skipped} skipped so far in this worker', logger='current', level=30)
+            return None
+        return results
+
+
+class _PILTransform:
+    """Applies ``self.transform`` (any PIL -> PIL callable) to ``results['img']``."""
+    transform = None
+
+    def __call__(self, results: dict) -> dict:
+        results['img'] = self.transform(results['img'])
+        return results
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self.transform})'
+
+
+@TRANSFORMS.register_module()
+class RandomResizedCrop(_PILTransform):
+    """Inception crop (timm's): random area ``scale`` and aspect ``ratio``, resized to ``size``."""
+
+    def __init__(self, size: int, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), interpolation: str = 'bicubic'):
+        self.transform = RandomResizedCropAndInterpolation(size, tuple(scale), tuple(ratio), interpolation)
+
+
+@TRANSFORMS.register_module()
+class SimpleRandomCrop(_PILTransform):
+    """DeiT III's Simple Random Crop: resize the short side to ``size``, reflect-pad ``padding`` pixels,
+    take a random ``size`` x ``size`` crop (official ``augment.py``). Keeps almost the whole object, which
+    suits IN-21k; RandomResizedCrop is better on IN-1k."""
+
+    def __init__(self, size: int, padding: int = 4, interpolation: str = 'bicubic'):
+        self.transform = T.Compose([
+            T.Resize(size, interpolation=str_to_pil_interp(interpolation)),
+            T.RandomCrop(size, padding=padding, padding_mode='reflect')])
+
+
+@TRANSFORMS.register_module()
+class RandomHorizontalFlip(_PILTransform):
+
+    def __init__(self, prob: float = 0.5):
+        self.transform = T.RandomHorizontalFlip(prob)
+
+
+@TRANSFORMS.register_module()
+class ColorJitter(_PILTransform):
+    """Brightness, contrast and saturation jitter of the same ``strength`` (DeiT III: 0.3), as timm's
+    ``color_jitter=0.3`` (no hue jitter)."""
+
+    def __init__(self, strength: float = 0.3):
+        self.transform = T.ColorJitter(strength, strength, strength)
+
+
+class _Solarize:
+    def __call__(self, img):
+        return ImageOps.solarize(img)
+
+
+class _GaussianBlur:
+    """PIL Gaussian blur with a random radius in [0.1, 2.0], as DeiT III's."""
+
+    def __call__(self, img):
+        return img.filter(ImageFilter.GaussianBlur(radius=random.uniform(0.1, 2.0)))
+
+
+@TRANSFORMS.register_module()
+class ThreeAugment(_PILTransform):
+    """DeiT III's 3-Augment: per image, one of grayscale, solarization or Gaussian blur, chosen uniformly.
+
+    The recipe adds :class:`ColorJitter` (0.3) and a horizontal flip as separate steps.
+    """
+
+    def __init__(self):
+        self.transform = T.RandomChoice([T.Grayscale(num_output_channels=3), _Solarize(), _GaussianBlur()])
+
+
+@TRANSFORMS.register_module()
+class RandAugment(_PILTransform):
+    """timm's RandAugment from a config string, e.g. 'rand-m9-mstd0.5-inc1' (DeiT) or
+    'rand-m10-mstd0.5-inc1' (MAE-lite fine-tuning)."""
+
+    def __init__(self, config_str: str = 'rand-m9-mstd0.5-inc1', img_size: int = 224,
+                 interpolation: str = 'bicubic'):
+        hparams = dict(translate_const=int(img_size * 0.45),
+                       img_mean=tuple(round(x) for x in IMAGENET_MEAN_255),
+                       interpolation=str_to_pil_interp(interpolation))
+        self.transform = auto_augment.rand_augment_transform(config_str, hparams)
+        for op in self.transform.ops:
+            if op.aug_fn is auto_augment.posterize:
+                op.aug_fn = _posterize
+
+
+def _posterize(img, bits_to_keep, **kwargs):
+    """timm's posterize, where keeping 0 bits gives a black image, as older Pillow did; Pillow 13 raises
+    instead, and magnitude noise reaches 0 bits with 'inc1' policies such as DeiT's."""
+    if bits_to_keep <= 0:
+        return Image.new(img.mode, img.size)
+    return auto_augment.posterize(img, bits_to_keep, **kwargs)
+
+
+@TRANSFORMS.register_module()
+class ResizeCenterCrop(_PILTransform):
+    """Test transform: resize the short side to ``size / crop_pct``, centre-crop ``size`` (DeiT: crop_pct
+    0.875, DeiT III / CaiT: 1.0)."""
+
+    def __init__(self, size: int, crop_pct: float = 0.875, interpolation: str = 'bicubic'):
+        if not 0 < crop_pct <= 1:
+            raise ValueError(f'crop_pct must be in (0, 1], got {crop_pct}')
+        self.transform = T.Compose([
+            T.Resize(math.floor(size / crop_pct), interpolation=str_to_pil_interp(interpolation)),
+            T.CenterCrop(size)])
+
+
+@TRANSFORMS.register_module()
+class PackInputs:
+    """PIL image -> ``inputs`` (uint8 tensor, 3 x H x W) and ``data_samples`` (label, file path)."""
+
+    def __call__(self, results: dict) -> dict:
+        img = np.asarray(results['img'], dtype=np.uint8)
+        inputs = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+        return dict(inputs=inputs, data_samples=dict(gt_label=torch.tensor(results['gt_label']),
+                                                     img_path=results['img_path']))
