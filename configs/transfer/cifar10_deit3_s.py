@@ -1,0 +1,16 @@
+# CIFAR-10, DeiT III ViT-S (ImageNet-1k), full fine-tuning with the DeiT transfer recipe: lr 1e-3 / 100,
+# 1000 epochs. Expected 98.9 top-1 (DeiT III thesis Table 6.11; "Three things" Table 6: full 98.9, attention 98.7).
+_base_ = ['../_base_/transfer_deit.py', '../_base_/datasets/transfer_cifar10.py']
+
+model = dict(
+    backbone=dict(arch='deit3_small_patch16_224',
+                  init_cfg=dict(type='Pretrained', checkpoint='work_dirs/deit3_small_in1k_800e/backbone.pth')),
+    num_classes=10,
+    data_preprocessor=dict(num_classes=10))
+train_dataloader = dict(dataset={{_base_.train_dataset}})
+val_dataloader = dict(dataset={{_base_.test_dataset}})
+test_dataloader = val_dataloader
+optim_wrapper = dict(optimizer=dict(lr=1e-5))
+train_cfg = dict(max_epochs=1000)
+
+experiment = dict(dataset='cifar10', backbone='deit3_small_patch16_224')

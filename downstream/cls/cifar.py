@@ -1,0 +1,81 @@
+"""CIFAR-10 / CIFAR-100 from the pickled batches of the official "python version" tarballs.
+
+Each batch unpickles (``encoding='bytes'``, the files were written by Python 2) to a dict whose ``b'data'``
+is a uint8 N x 3072 array: per 32 x 32 image the red, green and blue planes, row-major. The images stay in
+memory; :class:`~downstream.cls.transforms.LoadImageOrArray` hands them to the pipeline as PIL images, and
+``img_path`` names the batch and row (``.../test_batch[17]``) so that a bad sample can be found.
+"""
+import os.path as osp
+import pickle
+from typing import List, Tuple
+
+import numpy as np
+
+from vitbench.registry import DATASETS
+
+from .base import TransferDataset
+
+
+@DATASETS.register_module()
+class CIFAR10(TransferDataset):
+    """CIFAR-10 (50,000 / 10,000 images, 10 classes); ``data_root`` holds the unpacked ``cifar-10-batches-py``."""
+    LAYOUT = """\
+<data_root>/cifar-10-batches-py/
+  data_batch_1 ... data_batch_5   pickled dicts: b'data' uint8 N x 3072 (R, G, B planes of 32x32),
+  test_batch                      b'labels' (class ids)
+  batches.meta                    b'label_names'"""
+    SPLITS = ('train', 'test')
+    OFFICIAL = dict(classes=10, train=50000, test=10000)
+    FOLDER = 'cifar-10-batches-py'
+    FILES = dict(train=[f'data_batch_{i}' for i in range(1, 6)], test=['test_batch'])
+    META, NAMES_KEY, LABELS_KEY = 'batches.meta', b'label_names', b'labels'
+
+    def load_split(self) -> Tuple[List[str], List[dict]]:
+        classes = [n.decode() for n in self._unpickle(self.META, self.NAMES_KEY)[self.NAMES_KEY]]
+        images, data_list = [], []
+        for name in self.FILES[self.split]:
+            batch = self._unpickle(name, b'data', self.LABELS_KEY)
+            data, labels = batch[b'data'], batch[self.LABELS_KEY]
+            if not (isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 2
+                    and data.shape[1] == 3072 and len(labels) == len(data)):
+                raise self.format_error(f'{self.FOLDER}/{name}', f"b'data' should be a uint8 N x 3072 array with "
+                                        f'N labels, got {getattr(data, "dtype", type(data))} '
+                                        f'{getattr(data, "shape", "")} and {len(labels)} labels')
+            if not all(0 <= int(y) < len(classes) for y in labels):
+                raise self.format_error(f'{self.FOLDER}/{name}', f'labels outside [0, {len(classes)})')
+            path = osp.join(self.data_root, self.FOLDER, name)
+            data_list += [dict(img_path=f'{path}[{i}]', gt_label=int(y), img_index=len(data_list) + i)
+                          for i, y in enumerate(labels)]
+            images.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))  # N x H x W x RGB
+        self.images = np.ascontiguousarray(np.concatenate(images))
+        return classes, data_list
+
+    def _unpickle(self, name: str, *keys: bytes) -> dict:
+        rel = f'{self.FOLDER}/{name}'
+        with open(self.need_file(rel), 'rb') as f:
+            try:
+                batch = pickle.load(f, encoding='bytes')
+            except Exception as e:  # any unpickling failure means the same: not a CIFAR batch
+                raise self.format_error(rel, f'cannot be unpickled ({type(e).__name__}: {e})') from e
+        missing = [k for k in keys if not isinstance(batch, dict) or k not in batch]
+        if missing:
+            raise self.format_error(rel, f'expected a pickled dict with the keys {list(keys)}, missing {missing}')
+        return batch
+
+    def get_data_info(self, idx: int) -> dict:
+        info = super().get_data_info(idx)
+        info['img'] = self.images[info['img_index']]
+        return info
+
+
+@DATASETS.register_module()
+class CIFAR100(CIFAR10):
+    """CIFAR-100 (50,000 / 10,000 images, 100 fine classes); ``data_root`` holds ``cifar-100-python``."""
+    LAYOUT = """\
+<data_root>/cifar-100-python/
+  train, test   pickled dicts: b'data' uint8 N x 3072 (R, G, B planes of 32x32), b'fine_labels' (class ids)
+  meta          b'fine_label_names'"""
+    OFFICIAL = dict(classes=100, train=50000, test=10000)
+    FOLDER = 'cifar-100-python'
+    FILES = dict(train=['train'], test=['test'])
+    META, NAMES_KEY, LABELS_KEY = 'meta', b'fine_label_names', b'fine_labels'

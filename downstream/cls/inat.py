@@ -1,0 +1,60 @@
+"""iNaturalist 2018 / 2019 from the competition's COCO-style json files.
+
+``{train,val}<year>.json`` hold ``images`` (id, file_name relative to the data root, e.g.
+``train_val2018/Plantae/7477/<md5>.jpg``), ``annotations`` (image_id, category_id) and ``categories`` (id, name).
+Labels are the category ids in sorted order, which for the real files (ids 0 .. C-1) is the id itself.
+Images are not listed up front (437k files); a missing one is named when it is read.
+"""
+import json
+from typing import List, Tuple
+
+from vitbench.registry import DATASETS
+
+from .base import TransferDataset
+
+# Sizes as the transfer papers give them (DeiT III thesis Table 6.10); both years ship a train and a val json.
+OFFICIAL = {2018: dict(classes=8142, train=437513, val=24426), 2019: dict(classes=1010, train=265240, val=3003)}
+
+
+@DATASETS.register_module()
+class INaturalist(TransferDataset):
+    """Args:
+        year: 2018 or 2019.
+    """
+    LAYOUT = """\
+<data_root>/
+  train_val<year>/<supercategory>/<category id>/<image>.jpg
+  train<year>.json, val<year>.json   {"images": [{"id", "file_name", ...}], "annotations": [{"image_id",
+                                     "category_id", ...}], "categories": [{"id", "name", ...}]}"""
+    SPLITS = ('train', 'val')
+
+    def __init__(self, data_root: str, split: str, year: int = 2018, **kwargs):
+        if year not in OFFICIAL:
+            raise ValueError(f'INaturalist: year must be one of {tuple(OFFICIAL)}, got {year!r}')
+        self.year = year
+        self.OFFICIAL = OFFICIAL[year]
+        self.LAYOUT = self.LAYOUT.replace('<year>', str(year))
+        super().__init__(data_root, split, **kwargs)
+
+    def load_split(self) -> Tuple[List[str], List[dict]]:
+        rel = f'{self.split}{self.year}.json'
+        with open(self.need_file(rel)) as f:
+            try:
+                data = json.load(f)
+            except ValueError as e:
+                raise self.format_error(rel, f'not valid JSON ({e})') from e
+        if not isinstance(data, dict) or not all(isinstance(data.get(k), list)
+                                                 for k in ('images', 'annotations', 'categories')):
+            raise self.format_error(rel, 'expected lists under "images", "annotations" and "categories" '
+                                    '(the test json has no annotations: evaluate on val)')
+        categories = sorted(data['categories'], key=lambda c: c['id'])
+        label = {c['id']: i for i, c in enumerate(categories)}
+        files = {image['id']: image['file_name'] for image in data['images']}
+        data_list = []
+        for ann in data['annotations']:
+            if ann.get('image_id') not in files or ann.get('category_id') not in label:
+                raise self.format_error(rel, f'annotation {ann.get("id")}: image_id {ann.get("image_id")} or '
+                                        f'category_id {ann.get("category_id")} is not in images / categories')
+            data_list.append(dict(img_path=self.path(files[ann['image_id']]), gt_label=label[ann['category_id']]))
+        self.need_dir(f'train_val{self.year}')
+        return [str(c.get('name', c['id'])) for c in categories], data_list
