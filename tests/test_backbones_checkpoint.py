@@ -201,6 +201,9 @@ def test_full_training_checkpoint_is_refused_with_a_fix(tmp_path):
 def test_unreadable_inputs(tmp_path):
     with pytest.raises(FileNotFoundError, match='nope.pth'):
         create_model('vit_demo_patch8_64', checkpoint=str(tmp_path / 'nope.pth'))
+    # a config's default weights (another run's export) say which run makes them
+    with pytest.raises(FileNotFoundError, match=r'run .python tools/train.py configs/pretrain/deit3_small_in1k_800e.py'):
+        create_model('vit_demo_patch8_64', checkpoint='work_dirs/deit3_small_in1k_800e/backbone.pth')
     with pytest.raises(CheckpointError, match='expected a dict'):
         create_model('vit_demo_patch8_64', checkpoint=_save([1, 2], tmp_path))
 

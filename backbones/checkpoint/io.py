@@ -28,6 +28,18 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be read or does not match the model; the message says what and why."""
 
 
+def _missing_hint(path: str) -> str:
+    """How a missing ``work_dirs/<run>/backbone.pth`` (the configs' default weights) gets made."""
+    run = re.search(r'work_dirs/(?:demo/)?([^/]+)/backbone\.pth$', path.replace(os.sep, '/'))
+    if not run:
+        return ''
+    configs = [c for c in (f'configs/pretrain/{run.group(1)}.py', f'configs/finetune/{run.group(1)}.py',
+                           f'configs/demo/{run.group(1)}.py') if os.path.isfile(c)]
+    made_by = f"run 'python tools/train.py {configs[0]}' first, " if configs else ''
+    return (f": it is the backbone a pretraining run exports; {made_by}or pass --checkpoint PATH (any supported "
+            f"format), or train from scratch with --cfg-options model.backbone.init_cfg=None")
+
+
 def read_checkpoint(path: str, trust_pickle: bool = False) -> Any:
     """Load ``path`` on the CPU with ``weights_only=True`` (``.safetensors`` files too).
 
@@ -36,7 +48,7 @@ def read_checkpoint(path: str, trust_pickle: bool = False) -> Any:
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise FileNotFoundError(f'checkpoint file {path!r} does not exist')
+        raise FileNotFoundError(f'checkpoint file {path!r} does not exist{_missing_hint(path)}')
     if path.endswith('.safetensors'):
         from safetensors.torch import load_file
         return load_file(path, device='cpu')
