@@ -1,0 +1,286 @@
+"""The leaderboard: every ``result.json`` under some folders, as one table of measured results.
+
+A row is a (backbone, pre-training recipe, epochs) triple; a column is one downstream measurement:
+
+* ``cls``      ImageNet (or any ``pretrain``/``finetune`` dataset) top-1; a fine-tuning run wins over the
+               pre-training run's own top-1 for the same row, and is no conflict with it;
+* ``seg``      mIoU per dataset and evaluation (``ss`` single-scale, ``ms`` multi-scale + flip);
+* ``box``/``mask``  COCO box / mask AP;
+* ``transfer`` top-1 per transfer dataset.
+
+``experiment.eval`` other than ``ss`` (e.g. ``ms``, ``linear``) gives its own column, so a linear probe never
+collides with full fine-tuning. Parameters and GFLOPs are the backbone's, as ``result.json`` records them
+(runs that changed ``img_size`` count only if no run of the row kept the variant's own resolution).
+
+Two runs that fill the same cell with different values are a :class:`Conflict`: the newest is shown and all
+are listed. Cells no run fills stay empty (``None``), never zero. Rendering is in
+:mod:`vitbench.leaderboard_render`; the paper reference tables in :mod:`vitbench.leaderboard_paper`.
+"""
+import collections
+import json
+import math
+import numbers
+import os
+import os.path as osp
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')  # as vitbench.result_record.TASKS
+KINDS = ('cls', 'seg', 'box', 'mask', 'transfer')
+# Display names and order of the datasets the suite knows; others keep their own name, after these.
+DATASET_NAMES = {
+    'imagenet': 'ImageNet', 'ade20k': 'ADE20k', 'coco': 'COCO', 'cifar10': 'CIFAR-10', 'cifar100': 'CIFAR-100',
+    'flowers102': 'Flowers-102', 'cars': 'Cars', 'pets': 'Pets', 'aircraft': 'Aircraft', 'inat2018': 'iNat-18',
+    'inat2019': 'iNat-19',
+}
+_EVAL_ORDER = ('ss', 'ms')
+_RECIPE_ORDER = ('supervised', 'supervised_distilled', 'mae', 'dmae')  # then others by name, scratch last
+_TOLERANCE = 1e-6  # values closer than this are the same measurement
+# task -> (metric name in result.json, column kind)
+_TASK_METRICS = {
+    'pretrain': (('top1', 'cls'),),
+    'finetune': (('top1', 'cls'),),
+    'seg': (('mIoU', 'seg'),),
+    'det': (('bbox_mAP', 'box'), ('segm_mAP', 'mask')),
+    'transfer': (('top1', 'transfer'),),
+}
+RowKey = Tuple[str, str, Optional[int]]  # backbone, recipe label, epochs
+
+
+class LeaderboardError(ValueError):
+    """A result.json (or paper data file) that cannot be read; the message names the file and the key."""
+
+
+def dataset_label(name: str) -> str:
+    base, sep, suffix = name.partition('-')
+    return DATASET_NAMES.get(base, base) + sep + suffix
+
+
+def _dataset_order(name: str):
+    base = name.partition('-')[0]
+    order = list(DATASET_NAMES)
+    return (order.index(base) if base in order else len(order), name)
+
+
+@dataclass(frozen=True)
+class Column:
+    kind: str  # one of KINDS
+    dataset: str
+    eval: str = 'ss'
+
+    @property
+    def label(self) -> str:
+        name = dataset_label(self.dataset)
+        if self.kind == 'seg':
+            return f'{name} mIoU {self.eval.upper()}' if self.eval in _EVAL_ORDER else f'{name} mIoU ({self.eval})'
+        what = {'cls': 'top-1', 'transfer': 'top-1', 'box': 'box AP', 'mask': 'mask AP'}[self.kind]
+        return f'{name} {what}' + ('' if self.eval == 'ss' else f' ({self.eval})')
+
+    def sort_key(self):
+        eval_rank = _EVAL_ORDER.index(self.eval) if self.eval in _EVAL_ORDER else len(_EVAL_ORDER)
+        if self.kind in ('box', 'mask'):  # box and mask AP of one dataset side by side
+            return (KINDS.index('box'), _dataset_order(self.dataset), eval_rank, self.eval, self.kind)
+        return (KINDS.index(self.kind), _dataset_order(self.dataset), eval_rank, self.eval, '')
+
+
+def sorted_columns(columns: Iterable[Column]) -> List[Column]:
+    return sorted(set(columns), key=Column.sort_key)
+
+
+@dataclass
+class Entry:
+    """One value from one result.json."""
+    value: float
+    path: str
+    created: str = ''
+    priority: int = 0  # higher wins without conflict (fine-tuned top-1 over the pre-training run's own)
+
+
+@dataclass
+class Conflict:
+    row: RowKey
+    column: Column
+    entries: List[Entry]  # newest first; the first is the one shown
+
+
+@dataclass
+class Row:
+    backbone: str
+    recipe: str
+    epochs: Optional[int]
+    params_M: Optional[float] = None
+    gflops: Optional[float] = None
+    values: Dict[Column, float] = field(default_factory=dict)
+    runs: List[str] = field(default_factory=list)  # the result.json files behind the row
+    note: str = ''
+
+    @property
+    def key(self) -> RowKey:
+        return (self.backbone, self.recipe, self.epochs)
+
+
+@dataclass
+class Table:
+    rows: List[Row]
+    columns: List[Column]
+    conflicts: List[Conflict] = field(default_factory=list)
+    title: str = ''
+    note: str = ''
+    id: str = ''
+
+    def best(self, column: Column) -> Optional[float]:
+        """The highest value of ``column`` when at least two rows have one (a single value is no ranking)."""
+        values = [r.values[column] for r in self.rows if column in r.values]
+        return max(values) if len(values) >= 2 else None
+
+    def is_best(self, row: Row, column: Column) -> bool:
+        best = self.best(column)
+        return best is not None and column in row.values and abs(row.values[column] - best) <= _TOLERANCE
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+def find_results(paths: Sequence[str]) -> List[str]:
+    """Every ``result.json`` under the given folders (a .json file counts as itself), sorted, no repeats."""
+    found = []
+    for path in paths:
+        if osp.isfile(path):
+            found.append(path)
+        elif osp.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                if 'result.json' in files:
+                    found.append(osp.join(root, 'result.json'))
+        else:
+            raise LeaderboardError(f"run folder '{path}' does not exist (expected a folder holding result.json "
+                                   'files, e.g. work_dirs/demo, or a result.json file)')
+    seen, unique = set(), []
+    for path in found:
+        real = osp.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            unique.append(path)
+    return unique
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def read_result(path: str) -> dict:
+    """Load and check one result.json; errors name the file and the key."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            record = json.load(f)
+    except OSError as e:
+        raise LeaderboardError(f'{path}: cannot be read: {e.strerror or e}') from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LeaderboardError(f'{path}: not valid JSON: {e}') from e
+    if not isinstance(record, dict):
+        raise LeaderboardError(f'{path}: expected a JSON object with the result.json keys, got {type(record).__name__}')
+
+    def need(key, kind, what, parent=record, prefix=''):
+        if key not in parent:
+            raise LeaderboardError(f"{path}: missing key '{prefix}{key}' ({what})")
+        if not isinstance(parent[key], kind):
+            raise LeaderboardError(f"{path}: key '{prefix}{key}' is {parent[key]!r}, expected {what}")
+        return parent[key]
+
+    task = need('task', str, f'one of {TASKS}')
+    if task not in TASKS:
+        raise LeaderboardError(f"{path}: key 'task' is {task!r}, expected one of {TASKS}")
+    need('dataset', str, 'the dataset name, e.g. "ade20k"')
+    need('backbone', str, 'a named backbone variant')
+    pretrain = need('pretrain', dict, 'an object {"recipe": str, "epochs": int|null, "checkpoint": ...}')
+    need('recipe', str, 'the pre-training recipe name, e.g. "mae"', pretrain, 'pretrain.')
+    epochs = pretrain.get('epochs')
+    if epochs is not None and not (_number(epochs) and float(epochs).is_integer()):
+        raise LeaderboardError(f"{path}: key 'pretrain.epochs' is {epochs!r}, expected an integer or null")
+    finetune = pretrain.get('finetune')
+    if finetune is not None and not isinstance(finetune, dict):
+        raise LeaderboardError(f"{path}: key 'pretrain.finetune' is {finetune!r}, expected an object or null")
+    metrics = need('metrics', dict, 'an object {metric name: number}')
+    for name, value in metrics.items():
+        if not _number(value):
+            raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a number")
+    for key in ('params_M', 'gflops'):
+        if record.get(key) is not None and not _number(record[key]):
+            raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a number or null")
+    for key in ('eval', 'created'):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a string")
+    if record.get('backbone_overrides') is not None and not isinstance(record['backbone_overrides'], dict):
+        raise LeaderboardError(f"{path}: key 'backbone_overrides' is {record['backbone_overrides']!r}, "
+                               'expected an object')
+    return record
+
+
+def recipe_label(pretrain: dict) -> str:
+    """'mae'; a backbone fine-tuned after pre-training: 'mae + ft-full' (mode of the fine-tuning)."""
+    label = pretrain['recipe']
+    finetune = pretrain.get('finetune')
+    if finetune:
+        label += f" + ft-{finetune.get('mode', 'full')}"
+        if finetune.get('epochs') is not None:
+            label += f" {finetune['epochs']}ep"
+    return label
+
+
+def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
+    """The (column, value, priority) cells a record fills; metrics no column shows are left out."""
+    cells = []
+    for metric, kind in _TASK_METRICS[record['task']]:
+        value = record['metrics'].get(metric)
+        if value is None or math.isnan(value):
+            continue
+        column = Column(kind, record['dataset'], record.get('eval') or 'ss')
+        cells.append((column, float(value), 1 if record['task'] == 'finetune' else 0))
+    return cells
+
+
+def _row_cost(records: List[dict], key: str) -> Optional[float]:
+    """The most common value among the row's runs, preferring runs at the variant's own resolution."""
+    native = [r for r in records if 'img_size' not in (r.get('backbone_overrides') or {})]
+    values = [round(float(r[key]), 4) for r in (native or records) if r.get(key) is not None]
+    if not values:
+        return None
+    return collections.Counter(values).most_common(1)[0][0]
+
+
+def _row_order(row: Row):
+    base = row.recipe.split(' + ')[0]
+    rank = _RECIPE_ORDER.index(base) if base in _RECIPE_ORDER else len(_RECIPE_ORDER) + (base == 'scratch')
+    return (row.backbone, rank, row.recipe, -1 if row.epochs is None else row.epochs)
+
+
+def build_table(paths: Sequence[str]) -> Table:
+    """The measured table from every result.json under ``paths`` (see the module docstring)."""
+    records = [(path, read_result(path)) for path in find_results(paths)]
+    by_row: Dict[RowKey, List[dict]] = collections.defaultdict(list)
+    row_paths: Dict[RowKey, List[str]] = collections.defaultdict(list)
+    cells: Dict[Tuple[RowKey, Column], List[Entry]] = collections.defaultdict(list)
+    for path, record in records:
+        epochs = record['pretrain'].get('epochs')
+        key = (record['backbone'], recipe_label(record['pretrain']), None if epochs is None else int(epochs))
+        by_row[key].append(record)
+        row_paths[key].append(path)
+        for column, value, priority in cells_of(record):
+            cells[key, column].append(Entry(value, path, record.get('created') or '', priority))
+
+    rows = {key: Row(*key, params_M=_row_cost(recs, 'params_M'), gflops=_row_cost(recs, 'gflops'),
+                     runs=row_paths[key]) for key, recs in by_row.items()}
+    conflicts = []
+    for (key, column), entries in cells.items():
+        top = max(e.priority for e in entries)
+        entries = sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True)
+        rows[key].values[column] = entries[0].value
+        distinct = []
+        for e in entries:
+            if all(abs(e.value - d.value) > _TOLERANCE for d in distinct):
+                distinct.append(e)
+        if len(distinct) > 1:
+            conflicts.append(Conflict(key, column, entries))
+    ordered = sorted(rows.values(), key=_row_order)
+    conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key()))
+    columns = sorted_columns(c for r in ordered for c in r.values)
+    return Table(ordered, columns, conflicts, title='Measured', id='measured')
