@@ -14,6 +14,8 @@ from PIL import Image
 from vitbench import demo_data
 from vitbench.demo_data import ade20k, cifar, coco, flowers, imagenet, render
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 # pycocotools 2.0.x calls np.array(copy=False) on numpy 2: harmless, but once per decoded mask.
 pytestmark = pytest.mark.filterwarnings('ignore:__array__ implementation:DeprecationWarning')
 
@@ -64,6 +66,17 @@ def test_rerun_on_a_complete_folder_is_a_noop(tiny):
     assert demo_data.generate(demo_data.select(), tiny, seed=0, scale='tiny', log=messages.append) == []
     assert len(messages) == len(demo_data.DATASETS) and all('up to date' in m for m in messages)
     assert before == {p: os.stat(os.path.join(tiny, p)).st_mtime_ns for p in file_hashes(tiny)}
+
+
+def test_generators_running_at_once_both_land_in_the_manifest(tmp_path):
+    """The demo pipeline makes ImageNet and the downstream sets in two processes at the same time."""
+    runs = [subprocess.Popen([sys.executable, 'tools/make_demo_data.py', '--out', str(tmp_path), '--scale', 'tiny',
+                              '--datasets', *names], cwd=REPO, stdout=subprocess.DEVNULL)
+            for names in (['cifar10', 'flowers102'], ['imagenet', 'ade20k'])]
+    assert [run.wait(timeout=300) for run in runs] == [0, 0]
+    assert set(demo_data.build.read_manifest(str(tmp_path))) == {'cifar10', 'flowers102', 'imagenet', 'ade20k'}
+    assert demo_data.check(demo_data.select(['cifar10', 'flowers102', 'imagenet', 'ade20k']), str(tmp_path)) == {
+        name: [] for name in ('cifar10', 'flowers102', 'imagenet', 'ade20k')}
 
 
 def test_other_settings_are_refused_not_mixed(tiny):

@@ -5,6 +5,7 @@ self-checked, so an interrupted run never leaves a half-written dataset behind. 
 the output folder records the seed, scale and generator version of each dataset; re-running with the
 same ones is a no-op, and anything else already there is reported, never overwritten or mixed.
 """
+import fcntl
 import json
 import multiprocessing
 import os
@@ -51,12 +52,16 @@ def generate(datasets, out, seed=0, scale='small', workers=1, log=print):
             if not found:
                 log(f'{ds.name}: up to date ({target})')
             continue
-        manifest = read_manifest(out)
         tmp = os.path.join(out, f'.{ds.folder}.partial')
         shutil.rmtree(tmp, ignore_errors=True)  # left by an interrupted run; the name is ours
         _build(ds, tmp, seed, scale, workers)
-        manifest[ds.name] = want  # recorded before the rename: a crash in between only loses the folder
-        write_manifest(out, manifest)
+        # recorded before the rename: a crash in between only loses the folder. Read, update and write under a
+        # lock: generators of other datasets may run at the same time (the demo pipeline does that).
+        with open(os.path.join(out, '.demo_data.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            manifest = read_manifest(out)
+            manifest[ds.name] = want
+            write_manifest(out, manifest)
         os.rename(tmp, target)
     return errors
 
