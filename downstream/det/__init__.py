@@ -1,0 +1,21 @@
+"""Detection and instance segmentation with mmdetection: Mask R-CNN on a plain ViT / CaiT, ViTDet-style.
+
+mmdet provides nearly everything: ``MaskRCNN``, the 2-conv ``RPNHead``, ``Shared4Conv1FCBBoxHead`` and
+``FCNMaskHead`` (with a norm), ``CocoDataset``, the large-scale-jitter transforms and ``CocoMetric``;
+windowed attention is an option of the vitbench backbone and layer-wise LR decay is
+``vitbench.LayerDecayOptimWrapperConstructor``. What is here:
+
+- ``vitbench.CocoDataset``: mmdet's, with an error showing the expected layout for a wrong ``data_root``
+  and one naming configured classes the annotation file lacks;
+- ``vitbench.SimpleFeaturePyramid``: ViTDet's pyramid from the backbone's last map;
+- ``vitbench.LN2d``: LayerNorm over channels, the norm of that pyramid and of the RoI heads;
+- the ``--backbone`` adapter that keeps pyramid width, scales and global blocks consistent with the new
+  backbone.
+"""
+import vitbench.layer_decay  # noqa: F401  (registers the constructor for configs that import only downstream)
+
+from .datasets import CocoDataset
+from .neck import LayerNorm2d, SimpleFeaturePyramid
+from .swap import global_blocks, pyramid_scales
+
+__all__ = ['CocoDataset', 'LayerNorm2d', 'SimpleFeaturePyramid', 'global_blocks', 'pyramid_scales']

@@ -1,0 +1,65 @@
+"""mmdet's CocoDataset, failing with the expected folder layout when ``data_root`` is wrong.
+
+Without these checks mmdet stops on a bare ``FileNotFoundError`` from pycocotools (no annotation file), only
+fails when the first image is read (no image folder), or — worse — trains silently on a wrong label mapping
+when a configured class name is not in the annotation file (``get_cat_ids`` just leaves it out) or lists
+the classes in another order than the file (labels follow the file's order, names the config's).
+"""
+import os.path as osp
+
+from mmdet.datasets import CocoDataset as _MMDetCocoDataset
+
+from vitbench.registry import DATASETS
+
+LAYOUT = """\
+  <data_root>/                            e.g. data/coco
+    train2017/000000000009.jpg ...        the 118k training images
+    val2017/000000000139.jpg ...          the 5k validation images
+    annotations/instances_train2017.json  COCO instances format: images, annotations (bbox, polygon or RLE
+    annotations/instances_val2017.json    segmentation, iscrowd), categories (the 80 classes)"""
+
+
+@DATASETS.register_module(name='CocoDataset')
+class CocoDataset(_MMDetCocoDataset):
+    """``type='vitbench.CocoDataset'``: same arguments and behaviour as mmdet's ``CocoDataset``."""
+
+    def load_data_list(self):
+        if not osp.isfile(self.ann_file):
+            self._layout_error(f'there is no annotation file {self.ann_file}')
+        folder = self.data_prefix.get('img')
+        if folder and not osp.isdir(folder):
+            self._layout_error(f'there is no image folder {folder}')
+        api = type(self).COCOAPI
+
+        def open_annotations(path):  # mmdet drops its COCO object after loading; keep the categories
+            coco = api(path)
+            self._categories = [coco.cats[i]['name'] for i in coco.get_cat_ids()]  # in the file's order
+            return coco
+        self.COCOAPI = open_annotations
+        try:
+            data_list = super().load_data_list()
+        finally:
+            del self.COCOAPI
+        self._check_classes(tuple(self.metainfo['classes']))
+        if not data_list:
+            self._layout_error(f'{self.ann_file} lists no images')
+        return data_list
+
+    def _check_classes(self, classes):
+        """Every configured class is a category of the file, listed in the file's order: mmdet numbers the
+        labels in category-id order whatever the order of ``classes``, so names and labels would disagree."""
+        unknown = [c for c in classes if c not in self._categories]
+        if unknown:
+            raise ValueError(f'{self.ann_file}: the classes {unknown} are not categories of this file '
+                             f'(it has {self._categories}); fix metainfo.classes in the dataset config')
+        in_file_order = [c for c in self._categories if c in classes]
+        if in_file_order != list(classes):
+            raise ValueError(f'{self.ann_file}: metainfo.classes must follow the order of the categories in the '
+                             f'file, {in_file_order} (mmdet numbers the labels in that order), got {list(classes)}')
+
+    def _layout_error(self, problem: str):
+        raise FileNotFoundError(
+            f"COCO not found under data_root='{self.data_root}': {problem}.\nExpected layout:\n{LAYOUT}\n"
+            f"Put (or symlink) the dataset at data/coco, or set data_root in the config "
+            f"(configs/_base_/datasets/coco_instance_lsj.py for every COCO config). A small demo copy: "
+            f"python tools/make_demo_data.py --out data/demo --scale small --datasets coco")

@@ -1,0 +1,49 @@
+"""``tools/train.py <maskrcnn config> --backbone NAME``: the ViTDet layout follows the new backbone.
+
+What depends on the backbone: the pyramid's input width (its ``embed_dim``), the pyramid scales (strides 4
+to 32 whatever the patch size), and which blocks keep global attention: four, evenly spaced, the last one
+included (ViTDet: 2, 5, 8, 11 at depth 12; 5, 11, 17, 23 at depth 24; 7, 15, 23, 31 at depth 32).
+"""
+from typing import List, Tuple
+
+from vitbench.backbone_swap import register_adapter
+
+STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
+
+
+def global_blocks(depth: int, num: int = 4) -> List[int]:
+    """``num`` blocks evenly spaced over ``depth``, ending with the last one."""
+    num = min(num, depth)
+    return [(i + 1) * depth // num - 1 for i in range(num)]
+
+
+def pyramid_scales(patch_size: int) -> Tuple[float, ...]:
+    """Rescale factors that turn the stride-``patch_size`` map into the pyramid's strides 4, 8, 16, 32."""
+    scales = tuple(patch_size / s for s in STRIDES)
+    if patch_size not in (8, 16):
+        raise ValueError(f'patch size {patch_size}: the simple feature pyramid reaches strides {STRIDES} only '
+                         f'from patch 8 or 16 (scales {tuple(8 / s for s in STRIDES)} or '
+                         f'{tuple(16 / s for s in STRIDES)}); this would need scales {scales}')
+    return scales
+
+
+@register_adapter('det')
+def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
+    from backbones.factory import get_variant
+
+    backbone, neck = cfg.model.backbone, cfg.model.neck
+    patch = variant['patch_size']
+    scales = pyramid_scales(patch)
+    pad = (cfg.model.get('data_preprocessor') or {}).get('pad_size_divisor') or 0
+    if pad % patch:
+        raise ValueError(f'{name} has {patch}x{patch} patches, which do not tile the {pad}x{pad} batches of this '
+                         f'config (model.data_preprocessor.pad_size_divisor): use a multiple of {patch}')
+    depth = backbone.get('depth') or variant['depth']  # an explicit depth override (tests, ablations) wins
+    backbone.out_indices = [depth - 1]                 # the pyramid is built from the last map only
+    if get_variant(name)['model'] == 'vit':
+        backbone.global_attn_indexes = global_blocks(depth)
+    else:  # CaiT has no windowed attention: every block attends globally (memory grows with the image)
+        backbone.pop('window_size', None)
+        backbone.pop('global_attn_indexes', None)
+    neck.in_channels = variant['embed_dim']
+    neck.scales = list(scales)
