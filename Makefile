@@ -7,9 +7,9 @@ DEMO_DATA := data/demo
 install:            ## create .venv and install the pinned stack (first time ~10 min: mmcv compiles)
 	bash tools/install.sh
 
-demo: install       ## generate the demo data and run the pipeline on it
+demo: install       ## the benchmark pipeline on generated demo data -> work_dirs/demo/leaderboard.{md,html}
 	$(PYTHON) tools/env_check.py
-	$(PYTHON) tools/make_demo_data.py --out $(DEMO_DATA) --scale small
+	$(PYTHON) tools/pipeline.py configs/pipelines/demo.py
 
 test: install       ## the full test suite, slow end-to-end tests included (what CI runs)
 	$(PYTHON) -m pytest -q

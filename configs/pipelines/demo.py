@@ -1,0 +1,58 @@
+# The embedded default, what `make demo` runs: `python tools/pipeline.py configs/pipelines/demo.py`.
+# On the demo data (made here if absent), a tiny ViT (vit_demo_patch8_64) is pre-trained three ways on demo
+# ImageNet: supervised with the DeiT III recipe, MAE, and distilled MAE whose teacher is that MAE. Each of the
+# three backbones, plus a from-scratch baseline, then goes through transfer to demo CIFAR-10 and Flowers-102,
+# UperNet on demo ADE20k and Mask R-CNN on demo COCO. The leaderboard (Markdown + HTML with plots) lands in
+# work_dirs/demo/leaderboard.{md,html}; every stage's own folder is work_dirs/demo/vit_demo_patch8_64/<stage>.
+# Stages already done (their result.json exists) are skipped, so running it again only redoes what is missing.
+# `--backbones NAME` runs the same experiments for another named variant (each config swaps its backbone).
+work_dir = 'work_dirs/demo'
+backbones = ['vit_demo_patch8_64']
+jobs = 2  # two one-thread stages at a time: on 2 cores, about 1.6x sooner than one two-thread stage at a time
+
+# The pipeline's schedules are shorter than the stand-alone demos' (configs/demo/*.py): 19 trainings fit in
+# 15 minutes on 2 cores. The learning-rate schedules are shortened with them (list indices: param_scheduler.N).
+_pretrain_epochs = 4
+_pretrain = {'train_cfg.max_epochs': _pretrain_epochs, 'train_cfg.val_interval': _pretrain_epochs,
+             'param_scheduler.1.end': _pretrain_epochs, 'default_hooks.checkpoint.interval': _pretrain_epochs,
+             'experiment.pretrain.epochs': _pretrain_epochs}
+
+
+def _iters(n, warmup):  # an iteration-based schedule: warm-up then the config's decay, ending at n
+    return {'train_cfg.max_iters': n, 'train_cfg.val_interval': n, 'default_hooks.checkpoint.interval': n,
+            'param_scheduler.0.end': warmup, 'param_scheduler.1.end': n}
+
+
+def _epochs(n):  # an epoch-based fine-tuning schedule: one warm-up epoch then the config's decay
+    return {'train_cfg.max_epochs': n, 'train_cfg.val_interval': n, 'default_hooks.checkpoint.interval': n}
+
+
+# the pre-trained backbones downstream stages start from (None: from scratch)
+_init = dict(sup='deit3_sup', mae='mae', dmae='dmae', scratch=None)
+_downstream = dict(  # config, shortened schedule
+    cifar10=('configs/demo/transfer_cifar10_demo.py', _epochs(2)),
+    flowers102=('configs/demo/transfer_flowers102_demo.py', _epochs(4)),
+    upernet=('configs/demo/upernet_demo.py', dict(_iters(80, 15), **{'param_scheduler.1.begin': 15})),
+    maskrcnn=('configs/demo/maskrcnn_demo.py', dict(_iters(150, 30), **{'param_scheduler.1.milestones': [120, 140]})),
+)
+_make_data = ['tools/make_demo_data.py', '--out', 'data/demo', '--scale', 'small', '--workers', '1', '--datasets']
+
+stages = [
+    # a no-op when present; the downstream sets are drawn while the pre-training runs
+    dict(name='data', kind='command', argv=_make_data + ['imagenet']),
+    dict(name='data_downstream', kind='command', argv=_make_data + ['ade20k', 'coco', 'cifar10', 'flowers102']),
+    dict(name='deit3_sup', config='configs/demo/deit3_sup_demo.py', depends_on=['data'], outputs=['backbone.pth'],
+         cfg_options=_pretrain),
+    dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth'],
+         cfg_options=_pretrain),
+    dict(name='dmae', config='configs/demo/dmae_demo.py', depends_on=['data', 'mae'], outputs=['backbone.pth'],
+         cfg_options=dict(_pretrain, **{'model.teacher.checkpoint': '{mae}/backbone.pth'})),
+]
+stages += [
+    dict(name=f'{task}_{init}', config=config, cfg_options=schedule,
+         depends_on=['data_downstream', source] if source else ['data_downstream'],
+         checkpoint='{' + source + '}/backbone.pth' if source else None)
+    for task, (config, schedule) in _downstream.items() for init, source in _init.items()
+]
+stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages],
+                   out='{root}/leaderboard', formats=['md', 'html']))  # of the stages above

@@ -1,0 +1,38 @@
+# The DeiT III / "Three things" benchmark at real scale (GPUs and the real datasets under data/: ImageNet,
+# ADE20k, COCO and the transfer sets; see each config's data_root):
+#   python tools/pipeline.py configs/pipelines/paper_deit3.py [--backbones deit3_small_patch16_224] [--resume]
+# ViT-S and ViT-B are pre-trained 800 epochs on ImageNet-1k with the DeiT III recipe, fine-tuned at 384
+# (attention only vs all weights, "Three things" Table 5), then measured downstream: UperNet 160k on ADE20k
+# single- and multi-scale (thesis Table 6.12), Mask R-CNN on COCO, and transfer to CIFAR-10/100, Flowers-102,
+# Cars, Pets, Aircraft, iNat-18/19 (thesis Table 6.11; Flowers also attention-only, "Three things" Table 6).
+# Each backbone uses its own configs where the repo has them ('*': the ViT-B or ViT-S config with the backbone
+# swapped). Commands run under torchrun on 8 GPUs, as the configs' batch sizes assume (--launcher to change).
+work_dir = 'work_dirs/paper_deit3'
+backbones = ['deit3_small_patch16_224', 'deit3_base_patch16_224']
+launcher = ['torchrun', '--nproc_per_node', '8']
+
+_S, _B = 'deit3_small_patch16_224', 'deit3_base_patch16_224'
+_pretrain = {_S: 'configs/pretrain/deit3_small_in1k_800e.py', _B: 'configs/pretrain/deit3_base_in1k_800e.py',
+             '*': 'configs/pretrain/deit3_base_in1k_800e.py'}
+_upernet = {_S: 'configs/upernet_deit3_s.py', _B: 'configs/upernet_deit3_b.py', '*': 'configs/upernet_deit3_b.py'}
+_maskrcnn = {_S: 'configs/maskrcnn_deit3_s.py', _B: 'configs/maskrcnn_deit3_b.py', '*': 'configs/maskrcnn_deit3_b.py'}
+_transfer = ['cifar10', 'cifar100', 'flowers102', 'cars', 'pets', 'aircraft', 'inat2018', 'inat2019']
+_weights = '{pretrain}/backbone.pth'
+
+stages = [
+    dict(name='pretrain', config=_pretrain, args=['--amp'], outputs=['backbone.pth']),
+    # resolution fine-tuning 224 -> 384; `eval` names the protocol so the two get their own leaderboard columns
+    dict(name='ft384_attn', config='configs/finetune/deit3_base_attn_ft384.py', depends_on=['pretrain'],
+         checkpoint=_weights, args=['--amp'], cfg_options={'experiment.eval': 'ft384-attn'}),
+    dict(name='ft384_full', config='configs/finetune/deit3_base_full_ft384.py', depends_on=['pretrain'],
+         checkpoint=_weights, args=['--amp'], cfg_options={'experiment.eval': 'ft384-full'}),
+    dict(name='upernet', config=_upernet, depends_on=['pretrain'], checkpoint=_weights),
+    dict(name='upernet_ms', kind='test', config=_upernet, depends_on=['pretrain', 'upernet'],
+         weights='{upernet.last_checkpoint}', tta=True, checkpoint=_weights),
+    dict(name='maskrcnn', config=_maskrcnn, depends_on=['pretrain'], checkpoint=_weights),
+]
+stages += [dict(name=f'transfer_{d}', config=f'configs/transfer/{d}_deit3_s.py', depends_on=['pretrain'],
+                checkpoint=_weights) for d in _transfer]
+stages.append(dict(name='transfer_flowers102_attn', config='configs/transfer/flowers102_deit3_s_attn.py',
+                   depends_on=['pretrain'], checkpoint=_weights, cfg_options={'experiment.eval': 'attn'}))
+stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages]))

@@ -1,0 +1,349 @@
+"""tools/pipeline.py: the DAG is checked before anything runs, stages whose result.json exists are skipped,
+a failing stage skips its dependents while the others go on, --resume continues an interrupted training, and
+the shipped pipeline configs (demo, paper_deit3, paper_maelite) are consistent."""
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from vitbench.pipeline import PipelineError, load_pipeline
+from vitbench.pipeline_run import PipelineRunner, command_of
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / 'foundation_fixtures'
+DEMO = 'vit_demo_patch8_64'
+
+# A fake stage: writes a result.json like a real run (or fails), records that it ran, and can be slow.
+FAKE_STAGE = textwrap.dedent('''\
+    import json, os, sys, time
+    work_dir, task, value = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    os.makedirs(work_dir, exist_ok=True)
+    with open(os.path.join(work_dir, 'ran'), 'a') as f:
+        f.write('x')
+    print('Epoch(train) [1][1/1] loss: 0.5', flush=True)
+    if task == 'fail':
+        sys.exit('stage broke on purpose')
+    metric = dict(seg='mIoU', det='bbox_mAP', transfer='top1', pretrain='loss')[task]
+    record = dict(task=task, dataset='toy', backbone='vit_demo_patch8_64', backbone_overrides={},
+                  pretrain=dict(recipe='mae', epochs=1, checkpoint=None),
+                  metrics={metric: value}, eval='ss', params_M=1.0, gflops=0.1, config='fake', git_commit=None,
+                  created='2026-01-01T00:00:00+00:00')
+    with open(os.path.join(work_dir, 'result.json'), 'w') as f:
+        json.dump(record, f)
+''')
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)  # pipeline configs name configs/... and data/... from the repository root
+
+
+def fake(name, task='seg', value=1.0, depends_on=(), **extra):
+    return dict(name=name, kind='command', argv=['{root}/fake_stage.py', '{work_dir}', task, str(value)],
+                creates='{work_dir}/result.json', depends_on=list(depends_on), **extra)
+
+
+def write_pipeline(tmp_path, stages, **top):
+    (tmp_path / 'fake_stage.py').write_text(FAKE_STAGE)
+    path = tmp_path / 'pipeline.py'
+    lines = [f'work_dir = {str(tmp_path)!r}', f'stages = {stages!r}'] + [f'{k} = {v!r}' for k, v in top.items()]
+    path.write_text('\n'.join(lines) + '\n')
+    return str(path)
+
+
+def run(path, **kwargs):
+    out = io.StringIO()
+    runner = PipelineRunner(load_pipeline(path), out=out, **kwargs)
+    results = {r.id: r for r in runner.run()}
+    return runner, results, out.getvalue()
+
+
+def ran_count(tmp_path, name):
+    marker = tmp_path / name / 'ran'
+    return len(marker.read_text()) if marker.exists() else 0
+
+
+# ---------------------------------------------------------------------------------------------- running
+
+def test_failing_stage_skips_its_dependents_and_the_others_continue(tmp_path):
+    path = write_pipeline(tmp_path, [
+        fake('pre'),
+        fake('broken', 'fail', depends_on=['pre']),
+        fake('after_broken', depends_on=['broken']),
+        fake('after_after', depends_on=['after_broken']),
+        fake('independent', 'transfer', 88.5, depends_on=['pre']),
+        dict(name='leaderboard', kind='leaderboard', depends_on=['pre', 'after_after', 'independent'],
+             runs=['{root}'], formats=['md']),
+    ])
+    runner, results, out = run(path)
+    status = {k: r.status for k, r in results.items()}
+    assert status == dict(pre='ran', broken='failed', after_broken='blocked', after_after='blocked',
+                          independent='ran', leaderboard='ran')
+    assert not runner.ok
+    assert 'exit status 1' in results['broken'].detail and 'stage broke on purpose' in out  # the log's end
+    assert ran_count(tmp_path, 'after_broken') == 0 and ran_count(tmp_path, 'independent') == 1
+    assert results['independent'].metric == 'top1 88.50'
+    # the summary: one line per stage, written to the console and to pipeline_summary.json
+    summary = out.split('\nsummary (')[1]
+    for stage in status:
+        assert stage in summary
+    saved = json.loads((tmp_path / 'pipeline_summary.json').read_text())
+    assert {s['id']: s['status'] for s in saved['stages']} == status
+    # the leaderboard runs anyway and tabulates what finished
+    board = (tmp_path / 'leaderboard.md').read_text()
+    assert '88.5' in board and 'Paper reference results' in board
+
+
+def test_stages_with_a_result_are_skipped_on_the_next_run(tmp_path):
+    path = write_pipeline(tmp_path, [fake('a'), fake('b', depends_on=['a']), fake('c', 'fail', depends_on=['a'])])
+    run(path)
+    (tmp_path / 'c' / 'ran').unlink()
+    _, results, out = run(path)
+    assert results['a'].status == results['b'].status == 'cached' and 'a: done before, skipped' in out
+    assert ran_count(tmp_path, 'a') == ran_count(tmp_path, 'b') == 1
+    assert results['c'].status == 'failed' and ran_count(tmp_path, 'c') == 1  # what failed is tried again
+    (tmp_path / 'b' / 'result.json').unlink()  # a stage whose result is gone runs again
+    _, results, _ = run(path)
+    assert results['b'].status == 'ran' and ran_count(tmp_path, 'b') == 2
+
+
+WAIT_FOR_SIBLING = textwrap.dedent('''\
+    import os, sys, time
+    mine, sibling = sys.argv[1], sys.argv[2]
+    open(mine, 'w').close()
+    deadline = time.time() + 60
+    while not os.path.exists(sibling):  # only finishes when the other stage runs at the same time
+        if time.time() > deadline:
+            sys.exit('the sibling stage never started')
+        time.sleep(0.05)
+''')
+
+
+def test_jobs_run_independent_stages_at_the_same_time(tmp_path):
+    (tmp_path / 'wait.py').write_text(WAIT_FOR_SIBLING)
+    meet = [dict(name=n, kind='command', argv=['{root}/wait.py', f'{{root}}/{n}.started', f'{{root}}/{other}.started'],
+                 depends_on=['pre']) for n, other in (('a', 'b'), ('b', 'a'))]
+    path = write_pipeline(tmp_path, [fake('pre'), *meet, fake('post', depends_on=['a', 'b'])], jobs=2)
+    runner, results, out = run(path)
+    assert runner.jobs == 2 and '2 at a time' in out
+    assert {k: r.status for k, r in results.items()} == dict(pre='ran', a='ran', b='ran', post='ran')
+    assert ran_count(tmp_path, 'post') == 1
+
+
+def test_missing_declared_output_is_a_failure(tmp_path):
+    path = write_pipeline(tmp_path, [fake('pre', outputs=['backbone.pth']), fake('down', depends_on=['pre'])])
+    _, results, _ = run(path)
+    assert results['pre'].status == 'failed' and 'backbone.pth' in results['pre'].detail
+    assert results['down'].status == 'blocked'
+
+
+def test_progress_lines_show_while_a_stage_runs(tmp_path):
+    path = write_pipeline(tmp_path, [fake('a')])
+    _, _, out = run(path, heartbeat=0)
+    assert 'Epoch(train) [1][1/1]' in out
+    assert 'Epoch(train)' in (tmp_path / 'a' / 'pipeline.log').read_text()
+
+
+def toy_pipeline(tmp_path, max_iters=4):
+    config = tmp_path / 'toy_experiment.py'
+    config.write_text(f"_base_ = [{str(FIXTURES / 'toy_config.py')!r}]\n"
+                      f"experiment = dict(task='pretrain', dataset='toy', backbone={DEMO!r})\n")
+    return write_pipeline(tmp_path, [dict(name='toy', config=str(config), metric='loss',
+                                          cfg_options={'train_cfg.max_iters': max_iters})],
+                          backbones=[DEMO])
+
+
+def test_train_stage_runs_tools_train_and_resumes_with_resume(tmp_path, monkeypatch):
+    monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(FIXTURES), os.environ.get('PYTHONPATH', '')]))
+    monkeypatch.setenv('OMP_NUM_THREADS', '1')
+    path = toy_pipeline(tmp_path)
+    _, results, out = run(path)
+    work_dir = tmp_path / DEMO / 'toy'
+    assert results[f'{DEMO}/toy'].status == 'ran', out
+    assert results[f'{DEMO}/toy'].metric.startswith('loss ')
+    record = json.loads((work_dir / 'result.json').read_text())
+    assert record['task'] == 'pretrain' and (work_dir / 'iter_4.pth').exists()
+    # interrupted after its checkpoint, before the result: --resume continues from iter 4, not from 0
+    (work_dir / 'result.json').unlink()
+    pipeline = load_pipeline(path)
+    assert '--resume' in command_of(pipeline, pipeline.stages[0], resume=True)
+    assert '--resume' not in command_of(pipeline, pipeline.stages[0], resume=False)
+    _, results, out = run(path, resume=True)
+    assert results[f'{DEMO}/toy'].status == 'ran', out
+    assert 'resumed' in (work_dir / 'pipeline.log').read_text().split('===')[-1]
+    assert (work_dir / 'result.json').exists()
+
+
+# ---------------------------------------------------------------------------------------------- commands
+
+def test_commands_pass_dependency_outputs_swaps_and_options(tmp_path):
+    config = tmp_path / 'seg.py'
+    config.write_text(f"experiment = dict(task='seg', dataset='ade20k', backbone={DEMO!r})\n")
+    path = write_pipeline(tmp_path, [
+        dict(name='pre', config=str(config)),
+        dict(name='seg', config=str(config), depends_on=['pre'], checkpoint='{pre}/backbone.pth',
+             cfg_options={'a.b': 1, 'c': [1, 2], 'd': None, 'e': 'x_{backbone}'}, args=['--amp']),
+        dict(name='seg_ms', kind='test', config=str(config), depends_on=['pre', 'seg'],
+             weights='{seg.last_checkpoint}', tta=True, checkpoint='{pre}/backbone.pth'),
+    ], backbones=[DEMO, 'deit3_small_patch16_224'])
+    pipeline = load_pipeline(path)
+    assert [s.id for s in pipeline.stages] == [f'{b}/{n}' for n in ('pre', 'seg', 'seg_ms')
+                                               for b in (DEMO, 'deit3_small_patch16_224')]
+    seg = pipeline.stage('deit3_small_patch16_224/seg')
+    argv = command_of(pipeline, seg)
+    assert argv[:3] == [sys.executable, str(REPO / 'tools' / 'train.py'), str(config)]
+    pre_dir = os.path.join(str(tmp_path), 'deit3_small_patch16_224', 'pre')
+    assert argv[argv.index('--work-dir') + 1] == os.path.join(str(tmp_path), 'deit3_small_patch16_224', 'seg')
+    assert argv[argv.index('--checkpoint') + 1] == os.path.join(pre_dir, 'backbone.pth')
+    assert argv[argv.index('--backbone') + 1] == 'deit3_small_patch16_224'  # the config is for the demo ViT
+    assert '--amp' in argv
+    assert argv[argv.index('--cfg-options') + 1:] == ['a.b=1', 'c=[1,2]', 'd=None', 'e=x_deit3_small_patch16_224']
+    assert '--backbone' not in command_of(pipeline, pipeline.stage(f'{DEMO}/seg'))  # the config's own backbone
+    test = pipeline.stage(f'{DEMO}/seg_ms')
+    with pytest.raises(PipelineError, match='left no checkpoint'):
+        command_of(pipeline, test)
+    seg_dir = Path(pipeline.stage(f'{DEMO}/seg').work_dir)
+    seg_dir.mkdir(parents=True)
+    (seg_dir / 'last_checkpoint').write_text(str(seg_dir / 'iter_9.pth'))
+    argv = command_of(pipeline, test)
+    assert argv[1].endswith('tools/test.py') and argv[3] == str(seg_dir / 'iter_9.pth') and '--tta' in argv
+    assert f"experiment.checkpoint={os.path.join(str(tmp_path), DEMO, 'pre', 'backbone.pth')}" in argv
+    pipeline.launcher = ['torchrun', '--nproc_per_node', '8']
+    argv = command_of(pipeline, seg)
+    assert argv[:4] == ['torchrun', '--nproc_per_node', '8', str(REPO / 'tools' / 'train.py')]
+    assert argv[argv.index('--launcher') + 1] == 'pytorch'
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+@pytest.mark.parametrize('stages, message', [
+    ([fake('a', depends_on=['b']), fake('b', depends_on=['a'])], 'cycle: a -> b -> a'),
+    ([fake('a', depends_on=['nope'])], "depends_on names 'nope'"),
+    ([fake('a'), fake('a')], "two stages are named 'a'"),
+    ([fake('a'), dict(fake('b'), argv=['{a}/x'])], "uses {a} but does not depend on 'a'"),
+    ([dict(fake('a'), argv=['{a.best}'])], 'a stage reference is {STAGE}'),
+    ([dict(fake('a'), retries=2)], "unknown key(s) ['retries'] for a command stage"),
+    ([dict(name='a', config='configs/nowhere.py')], "config file 'configs/nowhere.py' not found"),
+    ([dict(name='a', config='tests/foundation_fixtures/toy_config.py')], 'has no experiment'),
+    ([dict(name='a', kind='test', config='configs/demo/upernet_demo.py')], "missing key 'weights'"),
+    ([dict(name='bad-name', kind='command', argv=['x'])], "key 'name' is 'bad-name'"),
+])
+def test_bad_pipelines_name_the_stage_and_key(tmp_path, stages, message):
+    path = write_pipeline(tmp_path, stages, backbones=[DEMO])
+    with pytest.raises(PipelineError) as info:
+        load_pipeline(path)
+    assert message in str(info.value) and path in str(info.value)
+
+
+def test_unknown_backbone_lists_the_valid_names(tmp_path):
+    path = write_pipeline(tmp_path, [dict(name='a', config='configs/demo/upernet_demo.py')], backbones=[DEMO])
+    with pytest.raises(PipelineError, match="unknown backbone 'vit_demo_patch8_46'.*vit_demo_patch8_64"):
+        load_pipeline(path, backbones=['vit_demo_patch8_46'])
+
+
+def test_tool_reports_config_errors_with_exit_2(tmp_path):
+    path = write_pipeline(tmp_path, [fake('a', depends_on=['zzz'])])
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', path], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2 and "depends_on names 'zzz'" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------- shipped configs
+
+def test_demo_pipeline_is_a_consistent_dag():
+    pipeline = load_pipeline('configs/pipelines/demo.py')
+    assert pipeline.backbones == [DEMO] and pipeline.work_dir == 'work_dirs/demo' and not pipeline.launcher
+    ids = [s.id for s in pipeline.stages]
+    assert ids[0] == 'data' and ids[-1] == 'leaderboard'
+    position = {s.id: i for i, s in enumerate(pipeline.stages)}
+    for stage in pipeline.stages:
+        assert all(position[d] < position[stage.id] for d in stage.deps)
+    pretrain = {'deit3_sup': 'configs/demo/deit3_sup_demo.py', 'mae': 'configs/demo/mae_demo.py',
+                'dmae': 'configs/demo/dmae_demo.py'}
+    for name, config in pretrain.items():
+        stage = pipeline.stage(f'{DEMO}/{name}')
+        assert stage.config == config and stage.spec['outputs'] == ['backbone.pth'] and stage.task == 'pretrain'
+    dmae = pipeline.stage(f'{DEMO}/dmae')
+    assert f'{DEMO}/mae' in dmae.deps
+    assert f'model.teacher.checkpoint=work_dirs/demo/{DEMO}/mae/backbone.pth' in command_of(pipeline, dmae)
+    tasks = dict(cifar10=('transfer', 'transfer_cifar10_demo'), flowers102=('transfer', 'transfer_flowers102_demo'),
+                 upernet=('seg', 'upernet_demo'), maskrcnn=('det', 'maskrcnn_demo'))
+    for task, (kind, config) in tasks.items():
+        for init, source in dict(sup='deit3_sup', mae='mae', dmae='dmae', scratch=None).items():
+            stage = pipeline.stage(f'{DEMO}/{task}_{init}')
+            assert stage.config == f'configs/demo/{config}.py' and stage.task == kind and stage.swap is None
+            argv = command_of(pipeline, stage)
+            if source:
+                assert f'{DEMO}/{source}' in stage.deps
+                assert argv[argv.index('--checkpoint') + 1] == f'work_dirs/demo/{DEMO}/{source}/backbone.pth'
+            else:
+                assert '--checkpoint' not in argv and stage.deps == ['data']
+    board = pipeline.stage('leaderboard')
+    assert set(board.deps) == set(ids[:-1]) and board.spec['formats'] == ['md', 'html']
+    runner = PipelineRunner(pipeline)
+    assert len(runner.leaderboard_runs(board, existing=False)) == 19  # every train stage, not stray folders
+
+
+def test_demo_pipeline_swaps_the_backbone_of_every_experiment():
+    pipeline = load_pipeline('configs/pipelines/demo.py', backbones=['deit3_small_patch16_224'])
+    trains = [s for s in pipeline.stages if s.kind == 'train']
+    assert len(trains) == 19 and all(s.swap == 'deit3_small_patch16_224' for s in trains)
+    assert all(s.work_dir.startswith('work_dirs/demo/deit3_small_patch16_224/') for s in trains)
+
+
+@pytest.mark.parametrize('config, backbones, n_stages', [
+    ('configs/pipelines/paper_deit3.py', ['deit3_small_patch16_224', 'deit3_base_patch16_224'], 31),
+    ('configs/pipelines/paper_maelite.py', ['vit_tiny12h_patch16_224'], 25),
+])
+def test_paper_pipelines_are_consistent(config, backbones, n_stages):
+    pipeline = load_pipeline(config)
+    assert pipeline.backbones == backbones and len(pipeline.stages) == n_stages
+    assert pipeline.launcher[0] == 'torchrun' and pipeline.stages[-1].kind == 'leaderboard'
+    for stage in pipeline.stages:
+        if stage.kind == 'train' and stage.spec.get('checkpoint'):
+            assert any(pipeline.stage(d).spec.get('outputs') == ['backbone.pth'] for d in stage.deps)
+    if 'deit3' in config:  # each size uses its own configs where they exist
+        assert pipeline.stage('deit3_small_patch16_224/upernet').config == 'configs/upernet_deit3_s.py'
+        assert pipeline.stage('deit3_base_patch16_224/upernet').swap is None
+        assert pipeline.stage('deit3_base_patch16_224/transfer_cars').swap == 'deit3_base_patch16_224'
+        assert pipeline.stage('deit3_base_patch16_224/upernet_ms').spec['tta']
+    else:
+        assert pipeline.stage('mae_base_teacher').backbone is None
+        assert 'mae_base_teacher' in pipeline.stage('vit_tiny12h_patch16_224/dmae').deps
+
+
+@pytest.mark.slow
+def test_demo_pipeline_end_to_end(tmp_path):
+    """What `make demo` runs (into a temporary work dir): measured rows for the supervised, MAE, distilled-MAE
+    and scratch backbones with ADE20k, COCO and transfer filled, and the paper section apart."""
+    start = time.time()
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', 'configs/pipelines/demo.py',
+                             '--work-dir', str(tmp_path / 'demo')], cwd=REPO, capture_output=True, text=True,
+                            timeout=3 * 3600)
+    print(f'demo pipeline: {time.time() - start:.0f} s')
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    board = (tmp_path / 'demo' / 'leaderboard.md').read_text()
+    measured, paper = board.split('## Paper reference results (not measured here)')
+    header = next(line for line in measured.splitlines() if line.startswith('| backbone'))
+    names = [c.strip() for c in header.strip('|').split('|')]
+    for column in ('ADE20k-demo mIoU SS', 'COCO-demo box AP', 'COCO-demo mask AP', 'CIFAR-10 top-1',
+                   'Flowers-102 top-1'):
+        assert column in names
+    rows = {}
+    for line in measured.splitlines():
+        if line.startswith(f'| {DEMO} |'):
+            cells = [c.strip().strip('*') for c in line.strip('|').split('|')]
+            rows[cells[1]] = dict(zip(names, cells))
+    assert set(rows) == {'supervised', 'mae', 'dmae', 'scratch'}
+    for row in rows.values():
+        for column in ('ADE20k-demo mIoU SS', 'COCO-demo box AP', 'CIFAR-10 top-1', 'Flowers-102 top-1'):
+            assert row[column] != '', (row, column)
+    assert 'Table 6.12' in paper
+    page = (tmp_path / 'demo' / 'leaderboard.html').read_text()
+    assert page.count('data:image/png;base64,') >= 3

@@ -1,0 +1,64 @@
+#!/usr/bin/env python
+"""Run a benchmark pipeline: a declared DAG of stages (pretrain → segmentation / detection / transfer →
+leaderboard), each through tools/train.py or tools/test.py in its own work dir.
+
+    python tools/pipeline.py configs/pipelines/demo.py              # the embedded demo (what `make demo` runs)
+    python tools/pipeline.py configs/pipelines/demo.py --dry-run    # the stages and their commands, nothing run
+    python tools/pipeline.py configs/pipelines/paper_deit3.py --backbones deit3_small_patch16_224 --resume
+
+A stage whose result.json exists is skipped (delete its work dir to redo it); a failing stage is reported and
+the stages after it are skipped, the others go on. Exit status: 0 all stages finished, 1 some did not,
+2 the pipeline config is wrong, 130 interrupted.
+"""
+import argparse
+import shlex
+import sys
+
+from vitbench.pipeline import PipelineError, load_pipeline
+from vitbench.pipeline_run import PipelineRunner
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('config', metavar='PIPELINE_CONFIG', help='pipeline config, e.g. configs/pipelines/demo.py')
+    parser.add_argument('--backbones', metavar='A,B',
+                        help="run the per-backbone stages for these variants instead of the config's list")
+    parser.add_argument('--work-dir', metavar='DIR', help="where the stages work (default: the config's work_dir)")
+    parser.add_argument('--launcher', metavar='COMMAND',
+                        help="prefix of every train/test command, e.g. 'torchrun --nproc_per_node 8' (with "
+                        "--launcher pytorch added); 'none': plain python. Default: the config's launcher")
+    parser.add_argument('--resume', action='store_true',
+                        help='stages that started but did not finish continue from their last checkpoint '
+                        '(default: they start over)')
+    parser.add_argument('--jobs', type=int, metavar='N',
+                        help="stages run at the same time when their dependencies allow, each with "
+                        "cpu_count // N threads (default: the config's jobs, else 1)")
+    parser.add_argument('--dry-run', action='store_true', help='print the stages and their commands; run nothing')
+    parser.add_argument('--verbose', action='store_true', help="echo every stage's log (default: progress lines)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    backbones = [b.strip() for b in args.backbones.split(',') if b.strip()] if args.backbones else None
+    try:
+        launcher = None if args.launcher is None else [] if args.launcher == 'none' else shlex.split(args.launcher)
+        pipeline = load_pipeline(args.config, backbones, launcher, args.work_dir)
+    except PipelineError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 2
+    if args.jobs is not None and args.jobs < 1:
+        print(f'error: --jobs must be >= 1, got {args.jobs}', file=sys.stderr)
+        return 2
+    runner = PipelineRunner(pipeline, resume=args.resume, verbose=args.verbose, jobs=args.jobs)
+    if args.dry_run:
+        print('\n'.join(runner.plan()))
+        return 0
+    results = runner.run()
+    if any(r.status == 'interrupted' for r in results):
+        return 130
+    return 0 if runner.ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

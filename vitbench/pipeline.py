@@ -1,0 +1,364 @@
+"""A benchmark pipeline: a declared DAG of stages (pretrain → downstream → leaderboard), checked before it runs.
+
+A pipeline config is an mmengine ``Config`` python file::
+
+    work_dir = 'work_dirs/demo'            # every stage works in a folder under it
+    backbones = ['vit_demo_patch8_64']     # per-backbone stages run once for each (--backbones replaces it)
+    launcher = None                        # or e.g. ['torchrun', '--nproc_per_node', '8'] (--launcher replaces it)
+    jobs = 1                               # stages run at the same time when their dependencies allow (--jobs)
+    stages = [
+        dict(name='data', kind='command', argv=['tools/make_demo_data.py', '--out', 'data/demo']),
+        dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth']),
+        dict(name='upernet_mae', config='configs/demo/upernet_demo.py', depends_on=['mae'],
+             checkpoint='{mae}/backbone.pth'),
+        dict(name='leaderboard', kind='leaderboard', depends_on=['upernet_mae']),
+    ]
+
+Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_backbone``, ``metric``, ``outputs``):
+
+* ``train`` (the default when ``config`` is given): ``tools/train.py CONFIG --work-dir DIR`` plus ``checkpoint``
+  (→ ``--checkpoint``: backbone weights), ``cfg_options`` (dict → ``--cfg-options k=v``), ``args`` (more options).
+  ``config`` is a path, or a dict {backbone: path} of each backbone's own config (``'*'``: any other backbone).
+* ``test``: ``tools/test.py CONFIG WEIGHTS --work-dir DIR`` with ``weights`` (e.g. ``'{upernet.last_checkpoint}'``),
+  ``tta`` (multi-scale + flip), ``checkpoint`` (the backbone weights the model was trained from, for result.json),
+  ``cfg_options``, ``args``.
+* ``command``: ``argv`` (a ``.py`` script runs with this Python); ``creates``: a path whose existence means done.
+* ``leaderboard``: ``runs`` (folders; default: the work dirs of the train / test stages it depends on), ``out``
+  (file stem, default ``'{root}/leaderboard'``), ``formats`` (default ``['md', 'html']``), ``paper`` (default True).
+
+``train`` and ``test`` stages run once per backbone (``per_backbone=True``; work dir ``WORK_DIR/BACKBONE/NAME``);
+``command`` and ``leaderboard`` stages once (``WORK_DIR/NAME``). A per-backbone stage whose config is for another
+backbone gets ``--backbone NAME`` (the one-option swap). Strings may use ``{backbone}``, ``{work_dir}`` (the
+stage's own), ``{root}`` (the pipeline's) and ``{STAGE}`` / ``{STAGE.last_checkpoint}`` of a stage it depends on
+(the same backbone's instance). The run itself is :mod:`vitbench.pipeline_run`.
+"""
+import os.path as osp
+import re
+import string
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from mmengine.config import Config
+
+STAGE_KINDS = ('train', 'test', 'command', 'leaderboard')
+_COMMON_KEYS = ('name', 'kind', 'depends_on', 'per_backbone', 'metric', 'outputs')
+_KIND_KEYS = {
+    'train': ('config', 'checkpoint', 'cfg_options', 'args'),
+    'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args'),
+    'command': ('argv', 'creates'),
+    'leaderboard': ('runs', 'out', 'formats', 'paper'),
+}
+_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'stages')
+_BUILTIN_FIELDS = ('backbone', 'work_dir', 'root')
+_STAGE_ATTRS = ('', '.last_checkpoint')
+_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+class PipelineError(ValueError):
+    """A pipeline config that cannot run; the message names the file, the stage and the key."""
+
+
+@dataclass
+class Stage:
+    """One stage instance: a declared stage, for one backbone when it runs per backbone."""
+    id: str  # 'NAME' or 'BACKBONE/NAME'
+    name: str
+    kind: str
+    spec: dict
+    work_dir: str
+    backbone: Optional[str] = None  # the backbone of a per-backbone instance
+    deps: List[str] = field(default_factory=list)  # ids
+    refs: Dict[str, str] = field(default_factory=dict)  # template name -> id of the stage it means
+    config: Optional[str] = None  # train / test
+    swap: Optional[str] = None  # --backbone to pass (None: the config's own backbone)
+    task: Optional[str] = None  # experiment.task of the config
+
+
+@dataclass
+class Pipeline:
+    path: str
+    work_dir: str
+    backbones: List[str]
+    stages: List[Stage]  # in run order: every stage after its dependencies
+    launcher: List[str] = field(default_factory=list)  # prefix of train / test commands (torchrun ...)
+    jobs: int = 1  # stages run at the same time
+
+    def stage(self, stage_id: str) -> Stage:
+        return next(s for s in self.stages if s.id == stage_id)
+
+
+def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Optional[List[str]] = None,
+                  work_dir: Optional[str] = None) -> Pipeline:
+    """Read and check a pipeline config; ``backbones``, ``launcher`` (``[]``: none) and ``work_dir`` replace
+    its own."""
+    if not osp.isfile(path):
+        raise PipelineError(f"pipeline config '{path}' not found (e.g. configs/pipelines/demo.py)")
+    try:
+        cfg = Config.fromfile(path, import_custom_modules=False)
+    except Exception as e:  # syntax errors, bad _base_, ...
+        raise PipelineError(f"pipeline config '{path}' could not be read: {type(e).__name__}: {e}") from e
+    unknown = [k for k in cfg.keys() if k not in _TOP_KEYS and not k.startswith('_')]
+    if unknown:
+        raise PipelineError(f'{path}: unknown key(s) {unknown}; a pipeline config has {_TOP_KEYS} '
+                            '(helper variables: start their names with _)')
+    work_dir = work_dir or cfg.get('work_dir')
+    if not isinstance(work_dir, str) or not work_dir:
+        raise PipelineError(f"{path}: missing key 'work_dir' (the folder the stages work in, e.g. 'work_dirs/demo')")
+    specs = cfg.get('stages')
+    if not isinstance(specs, list) or not specs:
+        raise PipelineError(f"{path}: missing key 'stages' (a list of dict(name=..., config=..., depends_on=[...]))")
+    specs = [_check_stage(path, i, s) for i, s in enumerate(specs)]
+    by_name = {}
+    for spec in specs:
+        if spec['name'] in by_name:
+            raise PipelineError(f"{path}: two stages are named '{spec['name']}'")
+        by_name[spec['name']] = spec
+    _check_graph(path, specs, by_name)
+
+    declared = cfg.get('backbones') or []
+    chosen = list(backbones) if backbones else list(declared)
+    if any(s['per_backbone'] for s in specs):
+        if not chosen:
+            raise PipelineError(f"{path}: missing key 'backbones' (the backbone variants the per-backbone stages "
+                                'run for), or pass --backbones')
+        _check_backbones(path, chosen)
+    if launcher is None:
+        launcher = cfg.get('launcher') or []
+        if not (isinstance(launcher, list) and all(isinstance(a, str) for a in launcher)):
+            raise PipelineError(f"{path}: key 'launcher' is {launcher!r}, expected a command prefix as a list, "
+                                "e.g. ['torchrun', '--nproc_per_node', '8']")
+    jobs = cfg.get('jobs', 1)
+    if not (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
+        raise PipelineError(f"{path}: key 'jobs' is {jobs!r}, expected a whole number >= 1 (stages run at once)")
+    pipeline = Pipeline(path, work_dir, chosen, _expand(path, work_dir, specs, by_name, chosen), list(launcher),
+                        jobs)
+    configs: Dict[str, dict] = {}
+    for stage in pipeline.stages:
+        if stage.kind in ('train', 'test'):
+            _bind_config(path, stage, configs)
+    return pipeline
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+def _check_stage(path: str, index: int, spec) -> dict:
+    where = f'{path}: stages[{index}]'
+    if not isinstance(spec, dict):
+        raise PipelineError(f'{where}: expected a dict(name=..., ...), got {spec!r}')
+    spec = dict(spec)
+    name = spec.get('name')
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise PipelineError(f"{where}: key 'name' is {name!r}, expected a name of letters, digits and _ "
+                            '(it is used in {NAME} references)')
+    where = f"{path}: stage '{name}'"
+    kind = spec.setdefault('kind', 'train' if 'config' in spec else None)
+    if kind not in STAGE_KINDS:
+        raise PipelineError(f"{where}: key 'kind' is {kind!r}, expected one of {STAGE_KINDS} "
+                            "(a stage with a 'config' is 'train' by default)")
+    allowed = _COMMON_KEYS + _KIND_KEYS[kind]
+    unknown = sorted(set(spec) - set(allowed))
+    if unknown:
+        raise PipelineError(f'{where}: unknown key(s) {unknown} for a {kind} stage; expected {allowed}')
+    spec.setdefault('per_backbone', kind in ('train', 'test'))
+    spec['depends_on'] = list(spec.get('depends_on') or [])
+    _expect(where, spec, 'per_backbone', bool, 'True or False')
+    _expect_list(where, spec, 'depends_on')
+    _expect_list(where, spec, 'outputs')
+    _expect(where, spec, 'metric', str, 'a metric name of result.json, e.g. mIoU')
+    if kind in ('train', 'test'):
+        config = spec.get('config')
+        if isinstance(config, dict):
+            if not config or not all(isinstance(k, str) and isinstance(v, str) for k, v in config.items()):
+                raise PipelineError(f"{where}: key 'config' is {config!r}, expected a path or a dict "
+                                    "{backbone: path} ('*': any other backbone)")
+            if not spec['per_backbone']:
+                raise PipelineError(f"{where}: key 'config' is a dict of backbones but the stage runs once "
+                                    '(per_backbone=False); give one path')
+        elif not isinstance(config, str):
+            raise PipelineError(f"{where}: missing key 'config' (an mmengine config file)")
+        _expect(where, spec, 'checkpoint', str, 'a path to backbone weights, e.g. "{mae}/backbone.pth"')
+        _expect_list(where, spec, 'args')
+        options = spec.get('cfg_options')
+        if options is not None:
+            if not isinstance(options, dict):
+                raise PipelineError(f"{where}: key 'cfg_options' is {options!r}, expected a dict "
+                                    "{'dotted.key': value}")
+            for key, value in options.items():
+                if isinstance(value, dict):
+                    raise PipelineError(f"{where}: cfg_options['{key}'] is a dict; give its dotted keys "
+                                        f"('{key}.sub_key': value) as --cfg-options takes them")
+    if kind == 'test':
+        _expect(where, spec, 'weights', str, 'the model checkpoint to test, e.g. "{upernet.last_checkpoint}"')
+        if 'weights' not in spec:
+            raise PipelineError(f"{where}: missing key 'weights' (the checkpoint to test, e.g. "
+                                "'{upernet.last_checkpoint}')")
+        _expect(where, spec, 'tta', bool, 'True or False')
+    if kind == 'command':
+        if not isinstance(spec.get('argv'), list) or not spec['argv']:
+            raise PipelineError(f"{where}: missing key 'argv' (the command as a list, e.g. "
+                                "['tools/make_demo_data.py', '--out', 'data/demo'])")
+        _expect_list(where, spec, 'argv')
+        _expect(where, spec, 'creates', str, 'a path')
+    if kind == 'leaderboard':
+        spec.setdefault('out', '{root}/leaderboard')
+        spec.setdefault('formats', ['md', 'html'])
+        _expect_list(where, spec, 'runs')
+        _expect(where, spec, 'out', str, 'a file path without extension')
+        _expect_list(where, spec, 'formats')
+        bad = [f for f in spec['formats'] if f not in ('md', 'csv', 'html')]
+        if bad or not spec['formats']:
+            raise PipelineError(f"{where}: key 'formats' is {spec['formats']!r}, expected some of md, csv, html")
+        _expect(where, spec, 'paper', bool, 'True or False')
+    return spec
+
+
+def _expect(where, spec, key, kind, what):
+    if spec.get(key) is not None and not isinstance(spec[key], kind):
+        raise PipelineError(f"{where}: key '{key}' is {spec[key]!r}, expected {what}")
+
+
+def _expect_list(where, spec, key):
+    value = spec.get(key)
+    if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise PipelineError(f"{where}: key '{key}' is {value!r}, expected a list of strings")
+
+
+def _template_fields(text: str, where: str) -> List[str]:
+    """The names a string refers to: '{mae}/backbone.pth' → ['mae']; checks the attribute part."""
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as e:
+        raise PipelineError(f'{where}: {text!r}: {e} (write literal braces as {{{{ }}}})') from e
+    names = []
+    for _, field_name, _, _ in parsed:
+        if field_name is None:
+            continue
+        base = re.split(r'[.\[]', field_name, 1)[0]
+        if field_name[len(base):] not in _STAGE_ATTRS:
+            raise PipelineError(f'{where}: {{{field_name}}} in {text!r}: a stage reference is {{STAGE}} or '
+                                '{STAGE.last_checkpoint}')
+        names.append(base)
+    return names
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+
+
+def _references(spec: dict, where: str) -> List[str]:
+    names = []
+    for key in ('checkpoint', 'weights', 'cfg_options', 'args', 'argv', 'creates', 'runs', 'out'):
+        for text in _strings(spec.get(key)):
+            names += [n for n in _template_fields(text, f'{where} key {key!r}') if n not in names]
+    return names
+
+
+def _check_graph(path: str, specs: List[dict], by_name: Dict[str, dict]) -> None:
+    for spec in specs:
+        where = f"{path}: stage '{spec['name']}'"
+        for dep in spec['depends_on']:
+            if dep not in by_name:
+                raise PipelineError(f"{where}: depends_on names '{dep}', which is no stage of this pipeline "
+                                    f'(stages: {", ".join(by_name)})')
+            if dep == spec['name']:
+                raise PipelineError(f'{where}: depends on itself')
+        for name in _references(spec, where):
+            if name in _BUILTIN_FIELDS:
+                continue
+            if name not in by_name:
+                raise PipelineError(f"{where}: refers to {{{name}}}, which is no stage of this pipeline "
+                                    f'(stages: {", ".join(by_name)}; also {", ".join(_BUILTIN_FIELDS)})')
+            if name not in spec['depends_on']:
+                raise PipelineError(f"{where}: uses {{{name}}} but does not depend on '{name}': add it to "
+                                    'depends_on')
+            if by_name[name]['per_backbone'] and not spec['per_backbone']:
+                raise PipelineError(f"{where}: runs once but refers to {{{name}}}, which runs per backbone")
+    state: Dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name, trail):
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            cycle = trail[trail.index(name):] + [name]
+            raise PipelineError(f'{path}: the stages depend on each other in a cycle: {" -> ".join(cycle)}')
+        state[name] = 1
+        for dep in by_name[name]['depends_on']:
+            visit(dep, trail + [name])
+        state[name] = 2
+
+    for spec in specs:
+        visit(spec['name'], [])
+
+
+def _check_backbones(path: str, names: List[str]) -> None:
+    from backbones.factory import get_variant
+    for name in names:
+        try:
+            get_variant(name)
+        except KeyError as e:
+            raise PipelineError(f'{path}: backbones: {e.args[0]}') from e
+
+
+# ---------------------------------------------------------------------------------------------- expansion
+
+def _expand(path, root, specs, by_name, backbones) -> List[Stage]:
+    instances: List[Stage] = []
+
+    def ids_of(name, backbone):
+        if not by_name[name]['per_backbone']:
+            return [name]
+        return [f'{backbone}/{name}'] if backbone else [f'{b}/{name}' for b in backbones]
+
+    for spec in specs:
+        for backbone in (backbones if spec['per_backbone'] else [None]):
+            name = spec['name']
+            stage = Stage(id=f'{backbone}/{name}' if backbone else name, name=name, kind=spec['kind'], spec=spec,
+                          work_dir=osp.join(root, backbone, name) if backbone else osp.join(root, name),
+                          backbone=backbone)
+            stage.deps = [i for dep in spec['depends_on'] for i in ids_of(dep, backbone)]
+            stage.refs = {n: ids_of(n, backbone)[0] for n in _references(spec, path) if n in by_name}
+            instances.append(stage)
+    # run order: dependencies first, otherwise as declared (stage by stage, backbone by backbone)
+    position = {s.id: i for i, s in enumerate(instances)}
+    done, ordered = set(), []
+    while len(ordered) < len(instances):
+        ready = min((s for s in instances if s.id not in done and all(d in done for d in s.deps)),
+                    key=lambda s: position[s.id])
+        done.add(ready.id)
+        ordered.append(ready)
+    return ordered
+
+
+def _bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:
+    """Pick the stage's config for its backbone, check it records a result, decide the --backbone swap."""
+    where = f"{path}: stage '{stage.name}'"
+    config = stage.spec['config']
+    if isinstance(config, dict):
+        config = config.get(stage.backbone, config.get('*'))
+        if config is None:
+            raise PipelineError(f"{where}: key 'config' has no entry for backbone '{stage.backbone}' (it has "
+                                f"{sorted(stage.spec['config'])}; add it, or '*' for any other backbone)")
+    if config not in cache:
+        if not osp.isfile(config):
+            raise PipelineError(f"{where}: config file '{config}' not found")
+        try:
+            cfg = Config.fromfile(config, import_custom_modules=False)
+        except Exception as e:
+            raise PipelineError(f"{where}: config file '{config}' could not be read: {type(e).__name__}: {e}") from e
+        experiment = cfg.get('experiment') or {}
+        missing = [k for k in ('task', 'dataset', 'backbone') if not experiment.get(k)]
+        if missing:
+            raise PipelineError(f"{where}: config '{config}' has no experiment {missing}: without them the run "
+                                'writes no result.json and the pipeline cannot tell that the stage finished')
+        cache[config] = dict(experiment)
+    experiment = cache[config]
+    stage.config, stage.task = config, experiment['task']
+    if stage.backbone and stage.backbone != experiment['backbone']:
+        stage.swap = stage.backbone

@@ -1,0 +1,359 @@
+"""Running a :class:`~vitbench.pipeline.Pipeline`: each stage a subprocess of tools/train.py / tools/test.py (or its
+command) in its own work dir, with a progress line per stage and a summary at the end.
+
+* A ``train``/``test`` stage whose ``result.json`` (and declared ``outputs``) exists is done: it is skipped.
+  With ``resume``, a stage that started but did not finish continues from its last checkpoint.
+* A stage that fails (non-zero exit, or no result.json) is reported with the end of its log; the stages that
+  depend on it are skipped, the others go on. A ``leaderboard`` stage runs anyway: it tabulates what finished.
+* Every stage's output goes to ``WORK_DIR/pipeline.log``; ``verbose`` also echoes it, otherwise the latest
+  training progress line is shown at most every ``heartbeat`` seconds.
+* ``jobs`` stages whose dependencies are done run at the same time (declaration order first), each with
+  ``cpu_count // jobs`` threads: small models scale badly over threads, so two one-thread runs on two cores
+  finish sooner than the same runs one after the other with two threads each.
+"""
+import json
+import os
+import os.path as osp
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from typing import Dict, List, Optional, TextIO
+
+from .pipeline import Pipeline, PipelineError, Stage
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+LOG_NAME = 'pipeline.log'
+SUMMARY_NAME = 'pipeline_summary.json'
+# the metric a summary line shows, by experiment.task
+_KEY_METRICS = {'seg': ('mIoU',), 'det': ('bbox_mAP', 'segm_mAP'), 'transfer': ('top1',), 'finetune': ('top1',),
+                'pretrain': ('top1', 'loss')}
+_PROGRESS_MARKS = ('Epoch(train)', 'Iter(train)', 'Epoch(val)', 'Iter(val)', 'Epoch(test)', 'Iter(test)')
+
+
+@dataclass
+class StageResult:
+    id: str
+    status: str  # ran | cached | failed | blocked | interrupted
+    seconds: float = 0.0
+    metric: str = ''
+    detail: str = ''
+    log: Optional[str] = None
+
+
+class _StageRef:
+    """What ``{STAGE}`` means in a string: the stage's work dir; ``{STAGE.last_checkpoint}`` its latest checkpoint."""
+
+    def __init__(self, stage: Stage):
+        self.stage = stage
+
+    def __format__(self, spec):
+        return format(self.stage.work_dir, spec)
+
+    @property
+    def last_checkpoint(self) -> str:
+        pointer = osp.join(self.stage.work_dir, 'last_checkpoint')
+        if not osp.isfile(pointer):
+            raise PipelineError(f"stage '{self.stage.id}' left no checkpoint ({pointer} does not exist)")
+        with open(pointer) as f:
+            return f.read().strip()
+
+
+def resolve(pipeline: Pipeline, stage: Stage, value):
+    """``value`` with every ``{...}`` filled in for ``stage`` (lists and dicts element by element)."""
+    if isinstance(value, str):
+        fields = dict(backbone=stage.backbone or '', work_dir=stage.work_dir, root=pipeline.work_dir)
+        fields.update({name: _StageRef(pipeline.stage(ref)) for name, ref in stage.refs.items()})
+        return value.format_map(fields)
+    if isinstance(value, (list, tuple)):
+        return type(value)(resolve(pipeline, stage, v) for v in value)
+    if isinstance(value, dict):
+        return {k: resolve(pipeline, stage, v) for k, v in value.items()}
+    return value
+
+
+def _option(value) -> str:
+    """A Python value as ``--cfg-options`` (mmengine's DictAction) reads it back."""
+    if isinstance(value, list):
+        return '[' + ','.join(_option(v) for v in value) + ']'
+    if isinstance(value, tuple):
+        return '(' + ','.join(_option(v) for v in value) + ',)'
+    return str(value)
+
+
+def _script(path: str) -> str:
+    """Scripts are found from the working directory first, else in the repository (tools/...)."""
+    if osp.isabs(path) or osp.exists(path):
+        return path
+    in_repo = osp.join(REPO, path)
+    return in_repo if osp.exists(in_repo) else path
+
+
+def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False) -> List[str]:
+    """The argv a train / test / command stage runs (its ``{...}`` references filled in)."""
+    spec = stage.spec
+    if stage.kind == 'command':
+        argv = resolve(pipeline, stage, list(spec['argv']))
+        argv[0] = _script(argv[0])
+        return [sys.executable, *argv] if argv[0].endswith('.py') else argv
+    options = dict(resolve(pipeline, stage, dict(spec.get('cfg_options') or {})))
+    python = list(pipeline.launcher) or [sys.executable]  # torchrun ... runs the script itself
+    if stage.kind == 'train':
+        argv = [*python, osp.join(REPO, 'tools', 'train.py'), stage.config, '--work-dir', stage.work_dir]
+        if spec.get('checkpoint'):
+            argv += ['--checkpoint', resolve(pipeline, stage, spec['checkpoint'])]
+        if resume and osp.isfile(osp.join(stage.work_dir, 'last_checkpoint')):
+            argv.append('--resume')
+    else:  # test
+        argv = [*python, osp.join(REPO, 'tools', 'test.py'), stage.config,
+                resolve(pipeline, stage, spec['weights']), '--work-dir', stage.work_dir]
+        if spec.get('tta'):
+            argv.append('--tta')
+        if spec.get('checkpoint'):  # tools/test.py has no --checkpoint: record the provenance as train.py does
+            options.update({'experiment.checkpoint': resolve(pipeline, stage, spec['checkpoint']),
+                            'experiment.pretrain': None})
+    if pipeline.launcher:
+        argv += ['--launcher', 'pytorch']
+    if stage.swap:
+        argv += ['--backbone', stage.swap]
+    argv += resolve(pipeline, stage, list(spec.get('args') or []))
+    if options:
+        argv += ['--cfg-options', *[f'{k}={_option(v)}' for k, v in options.items()]]
+    return argv
+
+
+def is_done(pipeline: Pipeline, stage: Stage) -> bool:
+    """train / test: result.json and the declared outputs exist; command: its ``creates`` exists."""
+    if stage.kind in ('train', 'test'):
+        return osp.isfile(osp.join(stage.work_dir, 'result.json')) and not missing_outputs(stage)
+    if stage.kind == 'command' and stage.spec.get('creates'):
+        return osp.exists(resolve(pipeline, stage, stage.spec['creates']))
+    return False
+
+
+def missing_outputs(stage: Stage) -> List[str]:
+    return [p for p in stage.spec.get('outputs') or [] if not osp.exists(osp.join(stage.work_dir, p))]
+
+
+def key_metric(stage: Stage) -> str:
+    """'mIoU 47.75' from the stage's result.json (its ``metric``, else the task's usual one)."""
+    path = osp.join(stage.work_dir, 'result.json')
+    try:
+        with open(path) as f:
+            record = json.load(f)
+        metrics = record['metrics']
+    except (OSError, ValueError, KeyError, TypeError):
+        return ''
+    names = (stage.spec['metric'],) if stage.spec.get('metric') else _KEY_METRICS.get(record.get('task'), ())
+    shown = [f'{n} {metrics[n]:.2f}' for n in names if isinstance(metrics.get(n), (int, float))]
+    return ', '.join(shown[:2] if record.get('task') == 'det' else shown[:1])
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return f'{minutes}m{seconds:02d}s' if minutes else f'{seconds}s'
+
+
+class PipelineRunner:
+    def __init__(self, pipeline: Pipeline, resume: bool = False, verbose: bool = False, out: TextIO = None,
+                 heartbeat: float = 60.0, jobs: Optional[int] = None):
+        self.pipeline, self.resume, self.verbose, self.heartbeat = pipeline, resume, verbose, heartbeat
+        self.jobs = jobs or pipeline.jobs
+        self.out = out or sys.stdout
+        self.results: Dict[str, StageResult] = {}
+        self._lock = threading.Lock()  # console lines of concurrent stages
+        self._processes = set()
+
+    def say(self, text: str) -> None:
+        with self._lock:
+            print(text, file=self.out, flush=True)
+
+    def _environment(self) -> Dict[str, str]:
+        """Concurrent stages share the cores: each gets cpu_count // jobs threads (unless the user set them)."""
+        env = dict(os.environ)
+        if self.jobs > 1 and 'OMP_NUM_THREADS' not in env:
+            env['OMP_NUM_THREADS'] = str(max(1, (os.cpu_count() or 1) // self.jobs))
+        return env
+
+    # ------------------------------------------------------------------------------------------ planning
+
+    def plan(self) -> List[str]:
+        """What a run would do, stage by stage (``--dry-run``)."""
+        lines = []
+        for i, stage in enumerate(self.pipeline.stages, 1):
+            state = 'done, skipped' if is_done(self.pipeline, stage) else 'to run'
+            lines.append(f'[{i}/{len(self.pipeline.stages)}] {stage.id} ({stage.kind}; {state}) '
+                         f'after: {", ".join(stage.deps) or "-"}')
+            if stage.kind == 'leaderboard':
+                runs = self.leaderboard_runs(stage, existing=False)
+                lines.append(f'    leaderboard of {" ".join(runs) if len(runs) < 4 else f"{len(runs)} run dirs"} '
+                             f'-> {resolve(self.pipeline, stage, stage.spec["out"])}.'
+                             f'{{{",".join(stage.spec["formats"])}}}')
+                continue
+            try:
+                argv = command_of(self.pipeline, stage, self.resume)
+                lines.append('    ' + subprocess.list2cmdline(argv))
+            except PipelineError as e:  # e.g. {upernet.last_checkpoint} before upernet ran
+                lines.append(f'    (command known once its dependencies ran: {e})')
+        return lines
+
+    # ------------------------------------------------------------------------------------------ running
+
+    def run(self) -> List[StageResult]:
+        stages = self.pipeline.stages
+        backbones = f', backbones {", ".join(self.pipeline.backbones)}' if self.pipeline.backbones else ''
+        jobs = f', {self.jobs} at a time' if self.jobs > 1 else ''
+        self.say(f'pipeline {self.pipeline.path}: {len(stages)} stages{backbones}{jobs}, '
+                 f'work dir {self.pipeline.work_dir}')
+        counters = {s.id: f'[{i}/{len(stages)}]' for i, s in enumerate(stages, 1)}
+        pending, running = list(stages), {}
+        start = time.time()
+        with ThreadPoolExecutor(self.jobs) as pool:
+            try:
+                while pending or running:
+                    for stage in [s for s in pending if all(d in self.results for d in s.deps)]:
+                        if len(running) == self.jobs:
+                            break
+                        pending.remove(stage)
+                        running[pool.submit(self._run_stage, stage, counters[stage.id])] = stage
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        self.results[running.pop(future).id] = future.result()
+            except KeyboardInterrupt:
+                self.say('interrupted')
+                for process in list(self._processes):
+                    process.terminate()
+                for stage in list(running.values()) + pending:
+                    self.results[stage.id] = StageResult(stage.id, 'interrupted')
+            finally:
+                self.write_summary(time.time() - start)
+        return [self.results[s.id] for s in stages]
+
+    def _run_stage(self, stage: Stage, counter: str) -> StageResult:
+        failed = [d for d in stage.deps if self.results[d].status in ('failed', 'blocked', 'interrupted')]
+        if failed and stage.kind != 'leaderboard':
+            self.say(f'{counter} {stage.id}: skipped, {failed[0]} did not finish')
+            return StageResult(stage.id, 'blocked', detail=f'{", ".join(failed)} did not finish')
+        if is_done(self.pipeline, stage):
+            metric = key_metric(stage)
+            self.say(f'{counter} {stage.id}: done before, skipped' + (f' ({metric})' if metric else ''))
+            return StageResult(stage.id, 'cached', metric=metric, detail='result.json exists')
+        start = time.time()
+        if stage.kind == 'leaderboard':
+            return self._leaderboard(stage, counter, start)
+        os.makedirs(stage.work_dir, exist_ok=True)
+        log = osp.join(stage.work_dir, LOG_NAME)
+        try:
+            argv = command_of(self.pipeline, stage, self.resume)
+        except PipelineError as e:
+            self.say(f'{counter} {stage.id}: FAILED: {e}')
+            return StageResult(stage.id, 'failed', detail=str(e), log=log)
+        self.say(f'{counter} {stage.id}: running' + (' (resuming)' if '--resume' in argv else '') + f', log {log}')
+        offset = osp.getsize(log) if osp.isfile(log) else 0
+        returncode = self._execute(argv, log, stage.id)
+        seconds = time.time() - start
+        if returncode != 0:
+            detail = f'exit status {returncode}'
+        elif stage.kind in ('train', 'test') and not osp.isfile(osp.join(stage.work_dir, 'result.json')):
+            detail = 'finished without writing result.json'
+        elif missing_outputs(stage):
+            detail = f'finished without writing {", ".join(missing_outputs(stage))}'
+        else:
+            metric = key_metric(stage)
+            self.say(f'{counter} {stage.id}: ok in {_duration(seconds)}' + (f', {metric}' if metric else ''))
+            return StageResult(stage.id, 'ran', seconds, metric, log=log)
+        self.say(f'{counter} {stage.id}: FAILED after {_duration(seconds)} ({detail}); end of {log}:')
+        self.say(''.join(f'    | {line}' for line in _tail(log, 15, offset)).rstrip())
+        return StageResult(stage.id, 'failed', seconds, detail=detail, log=log)
+
+    def _execute(self, argv: List[str], log: str, stage_id: str) -> int:
+        prefix = f'    {stage_id}: ' if self.jobs > 1 else '    '
+        with open(log, 'a', encoding='utf-8') as f:
+            f.write(f'\n=== {time.strftime("%Y-%m-%d %H:%M:%S")} {subprocess.list2cmdline(argv)}\n')
+            f.flush()
+            process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       errors='replace', bufsize=1, env=self._environment())
+            self._processes.add(process)
+            last_beat, progress = time.time(), None
+            try:
+                for line in process.stdout:
+                    f.write(line)
+                    if self.verbose:
+                        self.say(prefix + line.rstrip('\n'))
+                    else:
+                        at = min((line.find(m) for m in _PROGRESS_MARKS if m in line), default=-1)
+                        progress = line[at:].strip() if at >= 0 else progress  # from 'Epoch(train)' on
+                    if not self.verbose and progress and time.time() - last_beat >= self.heartbeat:
+                        self.say(prefix + progress[:160])
+                        last_beat, progress = time.time(), None
+                return process.wait()
+            except BaseException:
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                raise
+            finally:
+                self._processes.discard(process)
+
+    def leaderboard_runs(self, stage: Stage, existing: bool = True) -> List[str]:
+        """Its ``runs``, else the work dirs of the train / test stages it depends on (that ran)."""
+        if stage.spec.get('runs'):
+            return resolve(self.pipeline, stage, stage.spec['runs'])
+        deps = [self.pipeline.stage(d) for d in stage.deps]
+        return [d.work_dir for d in deps if d.kind in ('train', 'test') and (not existing or osp.isdir(d.work_dir))]
+
+    def _leaderboard(self, stage: Stage, counter: str, start: float) -> StageResult:
+        from .leaderboard import LeaderboardError
+        from .leaderboard_render import write_leaderboard
+        spec = stage.spec
+        out = resolve(self.pipeline, stage, spec['out'])
+        outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}
+        try:
+            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True))
+        except (LeaderboardError, OSError, ValueError) as e:
+            self.say(f'{counter} {stage.id}: FAILED: {e}')
+            return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
+        metric = f'{len(table.rows)} rows, {len(table.conflicts)} conflicts'
+        self.say(f'{counter} {stage.id}: ok, {metric} -> {", ".join(outputs.values())}')
+        return StageResult(stage.id, 'ran', time.time() - start, metric, detail=', '.join(outputs.values()))
+
+    # ------------------------------------------------------------------------------------------ summary
+
+    def summary_lines(self) -> List[str]:
+        rows = [(r.id, r.status, _duration(r.seconds) if r.seconds else '-', r.metric or r.detail)
+                for r in (self.results.get(s.id) or StageResult(s.id, 'not run') for s in self.pipeline.stages)]
+        width = [max(len(row[i]) for row in rows + [('stage', 'status', 'time', '')]) for i in range(3)]
+        lines = [f'{"stage":{width[0]}}  {"status":{width[1]}}  {"time":>{width[2]}}  metric / detail']
+        lines += [f'{a:{width[0]}}  {b:{width[1]}}  {c:>{width[2]}}  {d}' for a, b, c, d in rows]
+        return lines
+
+    def write_summary(self, seconds: float = 0.0) -> None:
+        self.say(f'\nsummary ({_duration(seconds)} in all)')
+        for line in self.summary_lines():
+            self.say('  ' + line)
+        os.makedirs(self.pipeline.work_dir, exist_ok=True)
+        path = osp.join(self.pipeline.work_dir, SUMMARY_NAME)
+        with open(path, 'w') as f:
+            json.dump(dict(pipeline=self.pipeline.path, backbones=self.pipeline.backbones, seconds=seconds,
+                           jobs=self.jobs, stages=[asdict(r) for r in self.results.values()]), f, indent=2)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status in ('ran', 'cached') for r in self.results.values())
+
+
+def _tail(path: str, n: int, offset: int = 0) -> List[str]:
+    """The last ``n`` lines of ``path`` written after byte ``offset`` (this run's, not earlier ones')."""
+    try:
+        with open(path, 'rb') as f:
+            f.seek(offset)
+            lines = f.read().decode('utf-8', errors='replace').splitlines(keepends=True)
+    except OSError:
+        return []
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return lines[-n:]
