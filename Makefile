@@ -2,7 +2,7 @@
 PYTHON := .venv/bin/python
 DEMO_DATA := data/demo
 
-.PHONY: install demo test test-fast bench env clean-demo
+.PHONY: install demo test test-demo test-fast bench env clean-demo
 
 install:            ## create .venv and install the pinned stack (first time ~10 min: mmcv compiles)
 	bash tools/install.sh
@@ -11,8 +11,11 @@ demo: install       ## the benchmark pipeline on generated demo data -> work_dir
 	$(PYTHON) tools/env_check.py
 	$(PYTHON) tools/pipeline.py configs/pipelines/demo.py
 
-test: install       ## the full test suite, slow end-to-end tests included (what CI runs)
-	$(PYTHON) -m pytest -q
+test: install       ## the test suite, key end-to-end tests included (~15 min); CI adds test-demo
+	$(PYTHON) -m pytest -q -m "not demo_pipeline"
+
+test-demo: install  ## the demo pipeline end to end, as make demo runs it (~15 min)
+	$(PYTHON) -m pytest -q -m demo_pipeline
 
 test-fast: install  ## the test suite without the slow end-to-end tests
 	$(PYTHON) -m pytest -q -m "not slow"

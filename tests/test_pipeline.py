@@ -319,6 +319,7 @@ def test_paper_pipelines_are_consistent(config, backbones, n_stages):
 
 
 @pytest.mark.slow
+@pytest.mark.demo_pipeline
 def test_demo_pipeline_end_to_end(tmp_path):
     """What `make demo` runs (into a temporary work dir): measured rows for the supervised, MAE, distilled-MAE
     and scratch backbones with ADE20k, COCO and transfer filled, and the paper section apart."""
