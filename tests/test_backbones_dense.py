@@ -1,4 +1,5 @@
 """Dense use: multi-level (B, C, H/p, W/p) outputs, windowed attention, registered mmseg / mmdet backbones."""
+import numpy as np
 import pytest
 import torch
 
@@ -182,6 +183,10 @@ def test_mmdet_mask_rcnn_builds_and_runs():
     init_default_scope('mmdet')
     from mmdet.registry import MODELS as DET_MODELS
     from mmdet.testing import demo_mm_inputs
+    # seeded: mmdet 3.3's RPN sampling occasionally indexes one past its anchors (IndexError in
+    # AnchorHead._get_targets_single) for some random draws on these tiny inputs
+    torch.manual_seed(0)
+    np.random.seed(0)
     model = DET_MODELS.build(cfg.model)
     model.init_weights()
     assert isinstance(model.backbone, ViTBackbone)
