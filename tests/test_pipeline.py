@@ -259,8 +259,9 @@ def test_tool_reports_config_errors_with_exit_2(tmp_path):
 def test_demo_pipeline_is_a_consistent_dag():
     pipeline = load_pipeline('configs/pipelines/demo.py')
     assert pipeline.backbones == [DEMO] and pipeline.work_dir == 'work_dirs/demo' and not pipeline.launcher
+    assert pipeline.jobs == 2
     ids = [s.id for s in pipeline.stages]
-    assert ids[0] == 'data' and ids[-1] == 'leaderboard'
+    assert ids[:2] == ['data', 'data_downstream'] and ids[-1] == 'leaderboard'
     position = {s.id: i for i, s in enumerate(pipeline.stages)}
     for stage in pipeline.stages:
         assert all(position[d] < position[stage.id] for d in stage.deps)
@@ -269,6 +270,7 @@ def test_demo_pipeline_is_a_consistent_dag():
     for name, config in pretrain.items():
         stage = pipeline.stage(f'{DEMO}/{name}')
         assert stage.config == config and stage.spec['outputs'] == ['backbone.pth'] and stage.task == 'pretrain'
+        assert 'data' in stage.deps and 'train_cfg.max_epochs=4' in command_of(pipeline, stage)  # shortened
     dmae = pipeline.stage(f'{DEMO}/dmae')
     assert f'{DEMO}/mae' in dmae.deps
     assert f'model.teacher.checkpoint=work_dirs/demo/{DEMO}/mae/backbone.pth' in command_of(pipeline, dmae)
@@ -278,12 +280,13 @@ def test_demo_pipeline_is_a_consistent_dag():
         for init, source in dict(sup='deit3_sup', mae='mae', dmae='dmae', scratch=None).items():
             stage = pipeline.stage(f'{DEMO}/{task}_{init}')
             assert stage.config == f'configs/demo/{config}.py' and stage.task == kind and stage.swap is None
+            assert 'data_downstream' in stage.deps
             argv = command_of(pipeline, stage)
             if source:
                 assert f'{DEMO}/{source}' in stage.deps
                 assert argv[argv.index('--checkpoint') + 1] == f'work_dirs/demo/{DEMO}/{source}/backbone.pth'
             else:
-                assert '--checkpoint' not in argv and stage.deps == ['data']
+                assert '--checkpoint' not in argv and stage.deps == ['data_downstream']
     board = pipeline.stage('leaderboard')
     assert set(board.deps) == set(ids[:-1]) and board.spec['formats'] == ['md', 'html']
     runner = PipelineRunner(pipeline)
