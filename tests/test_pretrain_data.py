@@ -17,7 +17,10 @@ from pretrain.samplers import RepeatAugSampler
 from pretrain.transforms import ImageReadError, LoadImage
 from vitbench import demo_data
 
-init_default_scope('vitbench')
+
+@pytest.fixture(autouse=True)
+def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
+    init_default_scope('vitbench')
 
 TRAIN_PIPELINE = [
     dict(type='LoadImage'),

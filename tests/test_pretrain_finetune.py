@@ -14,7 +14,10 @@ from backbones import create_model, save_checkpoint
 from pretrain import ImageClassifier
 from pretrain.finetune import trainable_names
 
-init_default_scope('vitbench')
+
+@pytest.fixture(autouse=True)
+def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
+    init_default_scope('vitbench')
 
 
 def expected_attention_only(names):

@@ -9,7 +9,10 @@ from backbones import save_checkpoint
 from pretrain.dmae import DistilledMAE, layer_pairs
 from pretrain.mae import MAE, encode_visible, patchify, pixel_target, random_masking, sincos_pos_embed, unpatchify
 
-init_default_scope('vitbench')
+
+@pytest.fixture(autouse=True)
+def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
+    init_default_scope('vitbench')
 DEMO = 'vit_demo_patch8_64'
 LITE_DECODER = dict(embed_dim=96, depth=1, num_heads=3)
 

@@ -18,7 +18,10 @@ from downstream.cls import (CIFAR10, CIFAR100, FGVCAircraft, Flowers102, INatura
 from pretrain.data import DatasetLayoutError
 from vitbench import demo_data
 
-init_default_scope('vitbench')
+
+@pytest.fixture(autouse=True)
+def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
+    init_default_scope('vitbench')
 
 TRANSFER = ['cifar10', 'cifar100', 'flowers102', 'stanford_cars', 'oxford_iiit_pet', 'fgvc_aircraft', 'inat2018']
 PIPELINE = [dict(type='LoadImageOrArray'), dict(type='ResizeCenterCrop', size=32, crop_pct=1.0),

@@ -26,7 +26,10 @@ from vitbench.cli import build_runner
 from vitbench.registry import DATASETS, MODELS
 
 REPO = Path(__file__).resolve().parents[1]
-init_default_scope('vitbench')
+
+@pytest.fixture(autouse=True)
+def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
+    init_default_scope('vitbench')
 
 
 def config(name, backbone=None):
