@@ -53,3 +53,18 @@ def test_bad_arguments_name_what_was_expected():
     neck = SimpleFeaturePyramid(in_channels=32, out_channels=8)
     with pytest.raises(ValueError, match=r'in_channels=32 .* got \(1, 48, 4, 4\)'):
         neck((torch.randn(1, 48, 4, 4),))
+
+
+def test_levels_are_contiguous_so_mmcv_roi_align_reads_them_right():
+    """mmcv's RoIAlign indexes its input's memory as NCHW whatever the strides: the channels-last view a
+    permuting LayerNorm leaves was pooled as garbage (the box head then learnt nothing)."""
+    roi_align = pytest.importorskip('mmcv.ops').roi_align
+    neck = SimpleFeaturePyramid(in_channels=32, out_channels=16).eval()
+    with torch.no_grad():
+        outs = neck((torch.randn(2, 32, 8, 8),))
+    assert all(o.is_contiguous() for o in outs)
+    assert LayerNorm2d(16)(torch.randn(2, 16, 5, 5)).is_contiguous()
+    rois = torch.tensor([[0, 3., 5., 40., 30.], [1, 20., 2., 60., 61.]])
+    import torchvision  # an independent RoIAlign that honours strides
+    torch.testing.assert_close(roi_align(outs[0], rois, (7, 7), 1 / 4, 0, 'avg', True),
+                               torchvision.ops.roi_align(outs[0], rois, 7, 1 / 4, 0, True), rtol=1e-4, atol=1e-5)

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.filterwarnings('ignore:__array__ implementation:Depreca
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 DEMO = osp.join(REPO, 'configs/demo/maskrcnn_demo.py')
 AP_NAMES = {f'{family}_mAP{suffix}' for family in ('bbox', 'segm') for suffix in ('', '_50', '_75', '_s', '_m', '_l')}
+# COCO scores an area range without objects -1: result.json leaves it out (the tiny images hold no large ones)
+DEFINED = {f'{family}_mAP{suffix}' for family in ('bbox', 'segm') for suffix in ('', '_50', '_75', '_s', '_m')}
 
 
 @pytest.fixture(scope='module')
@@ -55,7 +57,8 @@ def test_one_iteration_and_validation_write_box_and_mask_ap(coco_root, tmp_path,
     assert (record['task'], record['dataset'], record['backbone']) == ('det', 'coco-demo', backbone)
     assert record['pretrain']['recipe'] == 'scratch'
     metrics = record['metrics']
-    assert AP_NAMES <= set(metrics) and 0 <= metrics['bbox_mAP'] <= 100 and 0 <= metrics['segm_mAP'] <= 100
+    assert DEFINED <= set(metrics) <= AP_NAMES | {'loss'}
+    assert all(0 <= metrics[name] <= 100 for name in set(metrics) - {'loss'})
     assert np.isfinite(metrics['loss']) and metrics['loss'] > 0
 
 

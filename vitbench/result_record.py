@@ -31,12 +31,15 @@ _REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
 
 def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
-    """'coco/bbox_mAP': 0.407 → 'bbox_mAP': 40.7; 'accuracy/top1' → 'top1'; 'mIoU' stays."""
+    """'coco/bbox_mAP': 0.407 → 'bbox_mAP': 40.7; 'accuracy/top1' → 'top1'; 'mIoU' stays; COCO's -1 (an area
+    range without objects) is left out."""
     normalized = {}
     for name, value in metrics.items():
         if not isinstance(value, numbers.Real):  # numpy scalars included (mmseg returns np.float32)
             continue  # e.g. per-class tables some metrics return alongside the scalars
         scale = 100.0 if name.startswith(_FRACTION_PREFIXES) else 1.0
+        if scale == 100.0 and value < 0:
+            continue  # COCO's -1: no ground truth in that range (e.g. no large objects), not a score
         normalized[name.split('/')[-1]] = float(value) * scale
     return normalized
 

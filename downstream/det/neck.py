@@ -21,6 +21,8 @@ class LayerNorm2d(nn.LayerNorm):
     """LayerNorm over the channels of (B, C, H, W) maps: ViTDet's "LN" in necks and heads.
 
     mmcv has no 2-D LayerNorm; configs use it as ``norm_cfg=dict(type='vitbench.LN2d', eps=1e-6)``.
+    The output is contiguous (NCHW): mmcv's CPU RoIAlign reads its input's memory as NCHW whatever the
+    strides, so the channels-last view the permutation leaves would be pooled as garbage.
     """
     _abbr_ = 'ln'  # mmcv names the layer after this (ConvModule's ``.ln``)
 
@@ -28,7 +30,7 @@ class LayerNorm2d(nn.LayerNorm):
         super().__init__(num_channels, eps=eps, **kwargs)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2).contiguous()
 
 
 SCALES = (4.0, 2.0, 1.0, 0.5, 0.25)
@@ -93,7 +95,7 @@ class SimpleFeaturePyramid(BaseModule):
         if x.shape[1] != self.in_channels:
             raise ValueError(f'SimpleFeaturePyramid: expected a map with in_channels={self.in_channels} '
                              f'channels, got {tuple(x.shape)} (set neck.in_channels to the backbone width)')
-        outs = [level(x) for level in self.levels]
+        outs = [level(x).contiguous() for level in self.levels]  # (a no-op after LN2d) RoIAlign needs NCHW
         while len(outs) < self.num_outs:
             outs.append(F.max_pool2d(outs[-1], kernel_size=1, stride=2))
         return tuple(outs)
