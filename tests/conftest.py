@@ -1,7 +1,7 @@
 """Test isolation: a Runner (or a test) that makes mmdet/mmseg/vitbench the current default scope must not
 leak it into later tests, which would then resolve type names in the wrong registry."""
 import pytest
-from mmengine.registry import DefaultScope
+from mmengine.registry import DefaultScope, init_default_scope
 
 
 @pytest.fixture(autouse=True)
@@ -10,3 +10,10 @@ def _restore_default_scope():
     yield
     DefaultScope._instance_dict.clear()
     DefaultScope._instance_dict.update(before)
+
+
+@pytest.fixture
+def vitbench_scope():
+    """For modules whose tests build from the vitbench registries by bare type names: set per test, not at
+    import, since another module's scope may be current when a test runs."""
+    init_default_scope('vitbench')

@@ -5,7 +5,6 @@ import shutil
 
 import pytest
 import torch
-from mmengine.registry import init_default_scope
 from PIL import Image
 
 import pretrain  # noqa: F401  (registers the components)
@@ -18,9 +17,7 @@ from pretrain.transforms import ImageReadError, LoadImage
 from vitbench import demo_data
 
 
-@pytest.fixture(autouse=True)
-def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
-    init_default_scope('vitbench')
+pytestmark = pytest.mark.usefixtures('vitbench_scope')
 
 TRAIN_PIPELINE = [
     dict(type='LoadImage'),

@@ -6,7 +6,6 @@ import re
 import pytest
 import torch
 from mmengine.optim import build_optim_wrapper
-from mmengine.registry import init_default_scope
 
 import pretrain  # noqa: F401
 import vitbench.layer_decay  # noqa: F401  (registers the constructor)
@@ -15,9 +14,7 @@ from pretrain import ImageClassifier
 from pretrain.finetune import trainable_names
 
 
-@pytest.fixture(autouse=True)
-def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
-    init_default_scope('vitbench')
+pytestmark = pytest.mark.usefixtures('vitbench_scope')
 
 
 def expected_attention_only(names):

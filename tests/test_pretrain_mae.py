@@ -2,7 +2,6 @@
 attention loss."""
 import pytest
 import torch
-from mmengine.registry import init_default_scope
 
 import pretrain  # noqa: F401
 from backbones import save_checkpoint
@@ -10,9 +9,7 @@ from pretrain.dmae import DistilledMAE, layer_pairs
 from pretrain.mae import MAE, encode_visible, patchify, pixel_target, random_masking, sincos_pos_embed, unpatchify
 
 
-@pytest.fixture(autouse=True)
-def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
-    init_default_scope('vitbench')
+pytestmark = pytest.mark.usefixtures('vitbench_scope')
 DEMO = 'vit_demo_patch8_64'
 LITE_DECODER = dict(embed_dim=96, depth=1, num_heads=3)
 

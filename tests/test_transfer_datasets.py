@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 import torchvision.datasets as tvd
-from mmengine.registry import init_default_scope
 
 import downstream  # noqa: F401  (registers the datasets)
 from downstream.cls import (CIFAR10, CIFAR100, FGVCAircraft, Flowers102, INaturalist, OxfordIIITPet,
@@ -19,9 +18,7 @@ from pretrain.data import DatasetLayoutError
 from vitbench import demo_data
 
 
-@pytest.fixture(autouse=True)
-def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
-    init_default_scope('vitbench')
+pytestmark = pytest.mark.usefixtures('vitbench_scope')
 
 TRANSFER = ['cifar10', 'cifar100', 'flowers102', 'stanford_cars', 'oxford_iiit_pet', 'fgvc_aircraft', 'inat2018']
 PIPELINE = [dict(type='LoadImageOrArray'), dict(type='ResizeCenterCrop', size=32, crop_pct=1.0),

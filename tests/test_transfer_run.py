@@ -13,7 +13,6 @@ import pytest
 import torch
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
-from mmengine.registry import init_default_scope
 
 import downstream  # noqa: F401  (registers the datasets, transforms and hook)
 import pretrain  # noqa: F401
@@ -27,9 +26,7 @@ from vitbench.registry import DATASETS, MODELS
 
 REPO = Path(__file__).resolve().parents[1]
 
-@pytest.fixture(autouse=True)
-def _vitbench_scope():  # per test, not at import: another module's scope may be current when a test runs
-    init_default_scope('vitbench')
+pytestmark = pytest.mark.usefixtures('vitbench_scope')
 
 
 def config(name, backbone=None):
