@@ -133,8 +133,8 @@ def test_class_token_shortcut_is_exact(name):
 
 @pytest.mark.parametrize('name', ['deit3_small_patch16_224', 'cait_xxs24_224'])
 def test_bf16_autocast_training_step(name):
-    """Under CPU autocast the attention core runs in fp32 when a backward follows (faster on CPU, see
-    layers/attention.py): the step still runs in bf16 around it and matches fp32 to bf16 precision."""
+    """A bf16 autocast training step (CPU attention picks its own kernel, see layers/attention.py): fp32
+    gradients for the fp32 weights, and logits that match fp32 to bf16 precision."""
     model = randomize(create_model(name, depth=2, img_size=32, num_classes=5))
     x = torch.randn(2, 3, 32, 32)
     with torch.autocast('cpu', dtype=torch.bfloat16):
@@ -143,3 +143,33 @@ def test_bf16_autocast_training_step(name):
     logits.float().sum().backward()
     assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in model.blocks.parameters())
     torch.testing.assert_close(logits.float(), model(x), rtol=0.05, atol=0.05)
+
+
+@pytest.mark.parametrize('mask', [None, 'bool'])
+def test_cpu_autocast_attention_paths_agree(monkeypatch, mask):
+    """Under CPU autocast with a backward to follow, small attention matrices are computed explicitly in bf16
+    and large ones by the fp32 flash kernel: both give fp32 SDPA's outputs and gradients to bf16 precision."""
+    from backbones.layers import attention
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 50, 16) for _ in range(3))
+    attn_mask = torch.rand(50, 50) > 0.3 if mask else None
+    if attn_mask is not None:
+        attn_mask.fill_diagonal_(True)
+
+    def run(limit):
+        monkeypatch.setattr(attention, 'EXPLICIT_BF16_MAX_ELEMENTS', limit)
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        with torch.autocast('cpu', dtype=torch.bfloat16):
+            out = attention.sdpa(*(t.to(torch.bfloat16) for t in leaves), attn_mask=attn_mask)
+        out.float().square().sum().backward()
+        return out, [t.grad for t in leaves]
+
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    reference = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=attn_mask)
+    reference.square().sum().backward()
+    explicit, flash = run(2 ** 25), run(0)
+    assert explicit[0].dtype == torch.bfloat16 and flash[0].dtype == torch.float32
+    for out, grads in (explicit, flash):
+        torch.testing.assert_close(out.float(), reference, rtol=0.03, atol=0.03)
+        for grad, want in zip(grads, (t.grad for t in leaves)):
+            torch.testing.assert_close(grad, want, rtol=0.05, atol=0.05 * want.abs().max().item())

@@ -270,7 +270,7 @@ def test_demo_pipeline_is_a_consistent_dag():
     for name, config in pretrain.items():
         stage = pipeline.stage(f'{DEMO}/{name}')
         assert stage.config == config and stage.spec['outputs'] == ['backbone.pth'] and stage.task == 'pretrain'
-        assert 'data' in stage.deps and 'train_cfg.max_epochs=4' in command_of(pipeline, stage)  # shortened
+        assert 'data' in stage.deps and any(a.startswith('train_cfg.max_epochs=') for a in command_of(pipeline, stage))
     dmae = pipeline.stage(f'{DEMO}/dmae')
     assert f'{DEMO}/mae' in dmae.deps
     assert f'model.teacher.checkpoint=work_dirs/demo/{DEMO}/mae/backbone.pth' in command_of(pipeline, dmae)

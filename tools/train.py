@@ -9,7 +9,7 @@ import argparse
 
 import torch
 
-from vitbench.cli import add_common_args, build_runner, load_config, run_main
+from vitbench.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
 def parse_args(argv=None):
@@ -33,11 +33,15 @@ def main(argv=None):
     elif args.resume is not None:
         cfg.resume, cfg.load_from = True, args.resume
     if args.amp:
-        cfg.optim_wrapper.type = 'AmpOptimWrapper'
         if torch.cuda.is_available():
+            cfg.optim_wrapper.type = 'AmpOptimWrapper'
             cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
-        else:  # CPU autocast computes in bfloat16, which needs no loss scaling
-            cfg.optim_wrapper.setdefault('dtype', 'bfloat16')
+        else:  # mmengine's AmpOptimWrapper needs a GPU; CPU autocast computes in bfloat16, no loss scaling
+            if cfg.get('experiment', {}).get('task') == 'det':
+                raise ConfigError(f"{args.config}: --amp without a GPU is not available for detection: mmcv's "
+                                  'CPU kernels (nms, RoIAlign) take float32 only; train without --amp')
+            import vitbench.cpu_amp  # noqa: F401  (registers the wrapper)
+            cfg.optim_wrapper.type = 'vitbench.CPUAmpOptimWrapper'
     build_runner(cfg).train()
 
 

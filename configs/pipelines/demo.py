@@ -12,7 +12,7 @@ jobs = 2  # two one-thread stages at a time: on 2 cores, about 1.6x sooner than 
 
 # The pipeline's schedules are shorter than the stand-alone demos' (configs/demo/*.py): 19 trainings fit in
 # 15 minutes on 2 cores. The learning-rate schedules are shortened with them (list indices: param_scheduler.N).
-_pretrain_epochs = 4
+_pretrain_epochs = 3
 _pretrain = {'train_cfg.max_epochs': _pretrain_epochs, 'train_cfg.val_interval': _pretrain_epochs,
              'param_scheduler.1.end': _pretrain_epochs, 'default_hooks.checkpoint.interval': _pretrain_epochs,
              'experiment.pretrain.epochs': _pretrain_epochs}
@@ -23,17 +23,18 @@ def _iters(n, warmup):  # an iteration-based schedule: warm-up then the config's
             'param_scheduler.0.end': warmup, 'param_scheduler.1.end': n}
 
 
-def _epochs(n):  # an epoch-based fine-tuning schedule: one warm-up epoch then the config's decay
-    return {'train_cfg.max_epochs': n, 'train_cfg.val_interval': n, 'default_hooks.checkpoint.interval': n}
+def _epochs(n, warmup=1):  # an epoch-based fine-tuning schedule: warm-up (may be a fraction) then the decay
+    return {'train_cfg.max_epochs': n, 'train_cfg.val_interval': n, 'default_hooks.checkpoint.interval': n,
+            'param_scheduler.0.end': warmup, 'param_scheduler.1.begin': warmup, 'param_scheduler.1.end': n}
 
 
 # the pre-trained backbones downstream stages start from (None: from scratch)
 _init = dict(sup='deit3_sup', mae='mae', dmae='dmae', scratch=None)
-_downstream = dict(  # config, shortened schedule
-    cifar10=('configs/demo/transfer_cifar10_demo.py', _epochs(2)),
-    flowers102=('configs/demo/transfer_flowers102_demo.py', _epochs(4)),
-    upernet=('configs/demo/upernet_demo.py', dict(_iters(80, 15), **{'param_scheduler.1.begin': 15})),
-    maskrcnn=('configs/demo/maskrcnn_demo.py', dict(_iters(150, 30), **{'param_scheduler.1.milestones': [120, 140]})),
+_downstream = dict(  # config, shortened schedule; the longest first, so the short ones fill the end
+    maskrcnn=('configs/demo/maskrcnn_demo.py', dict(_iters(90, 20), **{'param_scheduler.1.milestones': [72, 84]})),
+    upernet=('configs/demo/upernet_demo.py', dict(_iters(40, 8), **{'param_scheduler.1.begin': 8})),
+    flowers102=('configs/demo/transfer_flowers102_demo.py', _epochs(3)),
+    cifar10=('configs/demo/transfer_cifar10_demo.py', _epochs(1, warmup=0.25)),
 )
 _make_data = ['tools/make_demo_data.py', '--out', 'data/demo', '--scale', 'small', '--workers', '1', '--datasets']
 
