@@ -26,9 +26,10 @@ def fp32_on_cpu_autocast(x: torch.Tensor):
         yield lambda t: t
 
 
-# Largest attention matrix (batch x heads x queries x keys) that CPU autocast training computes explicitly in bf16:
-# 2**25 elements is 64 MB per matrix, two of them kept for the backward (logits' softmax and the probabilities).
-EXPLICIT_BF16_MAX_ELEMENTS = 2 ** 25
+# Longest key sequence whose attention CPU autocast training computes explicitly in bf16. The explicit form keeps
+# two (queries x keys) matrices per head for the backward: at 1024 keys (512² crops at patch 16) that is about
+# as much memory as the rest of a block's activations; far longer sequences would multiply it.
+EXPLICIT_BF16_MAX_KEYS = 1024
 
 
 def sdpa(q, k, v, attn_mask=None, dropout_p: float = 0.):
@@ -37,13 +38,13 @@ def sdpa(q, k, v, attn_mask=None, dropout_p: float = 0.):
     torch's CPU flash-attention backward is ~2.5x slower in bf16 than in fp32 (torch 2.14, AMX Xeon), while
     the plain ``softmax(q·kᵀ)·v`` in bf16 runs its two products on the bf16 matrix units and is the fastest
     of the three (DeiT-S block: 12 ms vs 19 ms fp32 flash vs 31 ms bf16 flash, forward + backward). It keeps
-    the attention matrix for the backward, so it is used only while that matrix is small
-    (``EXPLICIT_BF16_MAX_ELEMENTS``: every classification resolution, 512² segmentation crops); larger ones
-    (ViTDet-size inputs) run the fp32 flash kernel, which never materialises it. Like flash attention on
-    GPUs, the explicit path keeps the probabilities in bf16 and accumulates the products in fp32."""
+    the attention matrices for the backward, so it is used up to ``EXPLICIT_BF16_MAX_KEYS`` keys (classification
+    resolutions, 512² segmentation crops, ViTDet's windows); longer sequences (ViTDet's global blocks) run the
+    fp32 flash kernel, which never materialises them. Like flash attention on GPUs, the explicit path keeps
+    the probabilities in bf16 and accumulates the products in fp32."""
     if q.is_cpu and q.dtype == torch.bfloat16 and q.requires_grad and torch.is_grad_enabled() \
             and torch.is_autocast_enabled('cpu'):
-        if q.shape[:-1].numel() * k.shape[-2] <= EXPLICIT_BF16_MAX_ELEMENTS:
+        if k.shape[-2] <= EXPLICIT_BF16_MAX_KEYS:
             return explicit_attention(q, k, v, q.shape[-1] ** -0.5, attn_mask, dropout_p)[0]
         with torch.autocast('cpu', enabled=False):
             return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=attn_mask,
