@@ -11,7 +11,7 @@ backbones = ['vit_demo_patch8_64']
 jobs = 2  # two one-thread stages at a time: on 2 cores, about 1.6x sooner than one two-thread stage at a time
 
 # The pipeline's schedules are shorter than the stand-alone demos' (configs/demo/*.py) so that 19 trainings fit
-# in 15 minutes on 2 cores (13.8 min measured, data generation included). The learning-rate schedules are
+# in 15 minutes on 2 cores (13.8–14.2 min measured, data generation included). The learning-rate schedules are
 # shortened with them (list indices: param_scheduler.N).
 _pretrain_epochs = 3
 _pretrain = {'train_cfg.max_epochs': _pretrain_epochs, 'train_cfg.val_interval': _pretrain_epochs,
