@@ -15,11 +15,15 @@ from torch import nn
 ATTN_KINDS = ('logits', 'probs')
 
 
+def _is_cpu_bf16_autocast(x: torch.Tensor) -> bool:
+    return x.is_cpu and x.dtype == torch.bfloat16 and torch.is_autocast_enabled('cpu')
+
+
 @contextlib.contextmanager
 def fp32_on_cpu_autocast(x: torch.Tensor):
     """Inside: autocast off and ``cast`` = ``.float()`` when ``x`` is a bf16 CPU tensor under CPU autocast;
     otherwise nothing changes (``cast`` = identity)."""
-    if x.is_cpu and x.dtype == torch.bfloat16 and torch.is_autocast_enabled('cpu'):
+    if _is_cpu_bf16_autocast(x):
         with torch.autocast('cpu', enabled=False):
             yield lambda t: t.float()
     else:
@@ -42,12 +46,11 @@ def sdpa(q, k, v, attn_mask=None, dropout_p: float = 0.):
     resolutions, 512² segmentation crops, ViTDet's windows); longer sequences (ViTDet's global blocks) run the
     fp32 flash kernel, which never materialises them. Like flash attention on GPUs, the explicit path keeps
     the probabilities in bf16 and accumulates the products in fp32."""
-    if q.is_cpu and q.dtype == torch.bfloat16 and q.requires_grad and torch.is_grad_enabled() \
-            and torch.is_autocast_enabled('cpu'):
+    if q.requires_grad and torch.is_grad_enabled() and _is_cpu_bf16_autocast(q):
         if k.shape[-2] <= EXPLICIT_BF16_MAX_KEYS:
             return explicit_attention(q, k, v, q.shape[-1] ** -0.5, attn_mask, dropout_p)[0]
-        with torch.autocast('cpu', enabled=False):
-            return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=attn_mask,
+        with fp32_on_cpu_autocast(q) as cast:
+            return F.scaled_dot_product_attention(cast(q), cast(k), cast(v), attn_mask=attn_mask,
                                                   dropout_p=dropout_p)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
 
