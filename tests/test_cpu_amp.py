@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from test_foundation_runner import CONFIG, run_tool, train
+from _tool_helpers import run_tool, train
 from vitbench.cpu_amp import CPUAmpOptimWrapper
 
 

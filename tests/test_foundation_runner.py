@@ -2,7 +2,6 @@
 writes are atomic, bad configs fail clearly, and torchrun on CPU gives consistent ranks."""
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -10,23 +9,7 @@ import pytest
 import torch
 
 import vitbench.checkpoint  # noqa: F401  (installs the checkpoint policy under test)
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / 'foundation_fixtures'
-CONFIG = FIXTURES / 'toy_config.py'
-
-
-def run_tool(*args, launcher=None, timeout=300):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(FIXTURES), os.environ.get('PYTHONPATH', '')]))
-    prefix = [sys.executable] if launcher is None else launcher
-    return subprocess.run([*prefix, *map(str, args)], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def train(work_dir, *extra):
-    result = run_tool('tools/train.py', CONFIG, '--work-dir', work_dir, *extra)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result
+from _tool_helpers import CONFIG, run_tool, train
 
 
 def final_params(work_dir):

@@ -4,12 +4,10 @@ import json
 import pytest
 from mmengine.config import Config
 
-from test_foundation_runner import CONFIG, run_tool
+from _tool_helpers import CONFIG, RESULT_SCHEMA_KEYS, run_tool
 from vitbench.backbone_swap import swap_backbone
 from vitbench.result_record import normalize_metrics
 
-SCHEMA_KEYS = {'task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'metrics', 'eval', 'params_M',
-               'gflops', 'config', 'git_commit', 'created'}
 
 
 def test_training_run_with_an_experiment_writes_result_json(tmp_path):
@@ -18,7 +16,7 @@ def test_training_run_with_an_experiment_writes_result_json(tmp_path):
                       'experiment.backbone=vit_demo_patch8_64')
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads((tmp_path / 'result.json').read_text())
-    assert set(record) == SCHEMA_KEYS
+    assert set(record) == RESULT_SCHEMA_KEYS
     assert (record['task'], record['dataset'], record['backbone']) == ('pretrain', 'toy', 'vit_demo_patch8_64')
     assert record['pretrain'] == dict(recipe='scratch', epochs=0, checkpoint=None)
     assert record['metrics']['loss'] > 0 and record['params_M'] > 0

@@ -14,7 +14,7 @@ from mmengine.config import Config
 from mmengine.runner import Runner
 
 import downstream  # noqa: F401
-from test_result_record import SCHEMA_KEYS
+from _tool_helpers import RESULT_SCHEMA_KEYS
 from vitbench import demo_data
 from vitbench.backbone_swap import swap_backbone
 from vitbench.cli import build_runner
@@ -73,7 +73,7 @@ def read_result(work_dir: Path) -> dict:
 
 def test_vit_trains_an_iteration_and_records_the_result(vit_run):
     record = read_result(vit_run)
-    assert set(record) == SCHEMA_KEYS
+    assert set(record) == RESULT_SCHEMA_KEYS
     assert (record['task'], record['dataset'], record['backbone'], record['eval']) == \
         ('seg', 'ade20k-demo', 'vit_demo_patch8_64', 'ss')
     assert record['pretrain'] == dict(recipe='scratch', epochs=0, checkpoint=None)

@@ -1,0 +1,28 @@
+"""Shared helpers of the tests that run the command-line tools on the toy config (foundation_fixtures/)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / 'foundation_fixtures'
+CONFIG = FIXTURES / 'toy_config.py'
+
+# Keys of result.json: pinned here, independently of vitbench.result_record, so a change to the schema shows.
+RESULT_SCHEMA_KEYS = {'task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'metrics', 'eval', 'params_M',
+                      'gflops', 'config', 'git_commit', 'created'}
+
+
+def run_tool(*args, launcher=None, timeout=300):
+    """Run a tool from the repository root with the toy fixtures importable; returns the CompletedProcess."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(FIXTURES), os.environ.get('PYTHONPATH', '')]))
+    prefix = [sys.executable] if launcher is None else launcher
+    return subprocess.run([*prefix, *map(str, args)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def train(work_dir, *extra):
+    """tools/train.py on the toy config; fails the test with the tool's stderr if it fails."""
+    result = run_tool('tools/train.py', CONFIG, '--work-dir', work_dir, *extra)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
