@@ -9,7 +9,6 @@ from vitbench.backbone_swap import swap_backbone
 from vitbench.result_record import normalize_metrics
 
 
-
 def test_training_run_with_an_experiment_writes_result_json(tmp_path):
     result = run_tool('tools/train.py', CONFIG, '--work-dir', tmp_path, '--cfg-options',
                       'experiment.task=pretrain', 'experiment.dataset=toy',
