@@ -37,10 +37,10 @@ def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
     for name, value in metrics.items():
         if not isinstance(value, numbers.Real):  # numpy scalars included (mmseg returns np.float32)
             continue  # e.g. per-class tables some metrics return alongside the scalars
-        scale = 100.0 if name.startswith(_FRACTION_PREFIXES) else 1.0
-        if scale == 100.0 and value < 0:
+        fraction = name.startswith(_FRACTION_PREFIXES)
+        if fraction and value < 0:
             continue  # COCO's -1: no ground truth in that range (e.g. no large objects), not a score
-        normalized[name.split('/')[-1]] = float(value) * scale
+        normalized[name.split('/')[-1]] = float(value) * (100.0 if fraction else 1.0)
     return normalized
 
 
