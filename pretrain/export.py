@@ -6,7 +6,8 @@
 weights come from:
 
 * a pre-training run (``experiment.task='pretrain'``): ``dict(recipe='mae', epochs=<epochs trained>)``;
-* a fine-tuning run: the pre-training of the checkpoint it started from, plus
+* a fine-tuning run: the pre-training of the checkpoint it started from (:func:`pretrain_of`, which every
+  run's ``result.json`` reports too), plus
   ``finetune=dict(mode='full'|'attention'|'linear', epochs=..., dataset=..., img_size=...)``.
 """
 import os.path as osp
@@ -16,6 +17,7 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.runner import EpochBasedTrainLoop
 
+from backbones.checkpoint import read_checkpoint, save_checkpoint
 from vitbench.registry import HOOKS
 
 
@@ -31,6 +33,28 @@ def planned_epochs(runner) -> int:
     if isinstance(loop, EpochBasedTrainLoop):
         return int(loop.max_epochs)
     return int(loop.max_iters // max(len(runner.train_dataloader), 1))
+
+
+def pretrain_of(experiment: dict, cfg) -> dict:
+    """What a run's backbone weights came from: the config's word (``experiment.pretrain``), else the
+    ``meta['pretrain']`` this hook wrote into the checkpoint the run starts from, else ``scratch``."""
+    if experiment.get('pretrain'):
+        return dict(experiment['pretrain'])
+    checkpoint = experiment.get('checkpoint') or _backbone_checkpoint(cfg)
+    if checkpoint is None:
+        return dict(recipe='scratch', epochs=0, checkpoint=None)
+    pretrain = dict(recipe='unknown', epochs=None)
+    if osp.isfile(checkpoint):
+        meta = read_checkpoint(checkpoint)
+        if isinstance(meta, dict):
+            pretrain.update((meta.get('meta') or {}).get('pretrain') or {})
+    pretrain['checkpoint'] = checkpoint
+    return pretrain
+
+
+def _backbone_checkpoint(cfg) -> Optional[str]:
+    init_cfg = cfg.get('model', {}).get('backbone', {}).get('init_cfg') or {}
+    return init_cfg.get('checkpoint') if init_cfg.get('type') == 'Pretrained' else None
 
 
 @HOOKS.register_module()
@@ -69,7 +93,6 @@ class BackboneExportHook(Hook):
         experiment = runner.cfg.get('experiment') or {}
         if experiment.get('task', 'pretrain') == 'pretrain':
             return dict(recipe=self._recipe, epochs=trained_epochs(runner))
-        from vitbench.result_record import pretrain_of
         origin = {k: v for k, v in pretrain_of(experiment, runner.cfg).items() if k != 'checkpoint'}
         model = self._model(runner)
         origin['finetune'] = dict(mode=getattr(model, 'trainable', 'all').replace('all', 'full'),
@@ -80,7 +103,6 @@ class BackboneExportHook(Hook):
     def after_train(self, runner) -> None:
         if runner.rank != 0:
             return
-        from backbones import save_checkpoint
         model = self._model(runner)
         path = osp.join(runner.work_dir, self.filename)
         save_checkpoint(path, model.backbone, arch=model.arch, overrides=dict(model.backbone_overrides),

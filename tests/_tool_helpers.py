@@ -1,14 +1,14 @@
-"""Shared helpers of the tests that run the command-line tools on the toy config (foundation_fixtures/)."""
+"""Shared helpers of the tests that run the command-line tools on the toy config (toy_fixtures/)."""
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / 'foundation_fixtures'
+FIXTURES = Path(__file__).parent / 'toy_fixtures'
 CONFIG = FIXTURES / 'toy_config.py'
 
-# Keys of result.json: pinned here, independently of vitbench.result_record, so a change to the schema shows.
+# Keys of result.json: pinned here, independently of vitbench.experiment.result_record, so a change to the schema shows.
 RESULT_SCHEMA_KEYS = {'task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'metrics', 'eval', 'params_M',
                       'gflops', 'config', 'git_commit', 'created'}
 

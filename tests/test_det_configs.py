@@ -7,7 +7,7 @@ from mmengine.config import Config
 
 from backbones import ViTBackbone, create_model
 from downstream.det import global_blocks, pyramid_scales
-from vitbench.backbone_swap import swap_backbone
+from downstream.backbone_swap import swap_backbone
 
 pytest.importorskip('mmcv.ops')
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from vitbench.leaderboard import Column, LeaderboardError, build_table, read_result
-from vitbench.leaderboard_paper import PAPER_RESULTS, load_paper_tables
-from vitbench.leaderboard_render import render_csv, render_html, render_markdown
+from vitbench.results.table import Column, LeaderboardError, build_table, read_result
+from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
+from vitbench.results.render import render_csv, render_html, render_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 BACKBONE = 'vit_demo_patch8_64'

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from vitbench.pipeline import PipelineError, load_pipeline
-from vitbench.pipeline_run import PipelineRunner, command_of
+from vitbench.pipeline.spec import PipelineError, load_pipeline
+from vitbench.pipeline.run import PipelineRunner, command_of
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / 'foundation_fixtures'
+FIXTURES = Path(__file__).parent / 'toy_fixtures'
 DEMO = 'vit_demo_patch8_64'
 
 # A fake stage: writes a result.json like a real run (or fails), records that it ran, and can be slow.
@@ -230,7 +230,7 @@ def test_commands_pass_dependency_outputs_swaps_and_options(tmp_path):
     ([dict(fake('a'), argv=['{a.best}'])], 'a stage reference is {STAGE}'),
     ([dict(fake('a'), retries=2)], "unknown key(s) ['retries'] for a command stage"),
     ([dict(name='a', config='configs/nowhere.py')], "config file 'configs/nowhere.py' not found"),
-    ([dict(name='a', config='tests/foundation_fixtures/toy_config.py')], 'has no experiment'),
+    ([dict(name='a', config='tests/toy_fixtures/toy_config.py')], 'has no experiment'),
     ([dict(name='a', kind='test', config='configs/demo/upernet_demo.py')], "missing key 'weights'"),
     ([dict(name='bad-name', kind='command', argv=['x'])], "key 'name' is 'bad-name'"),
 ])

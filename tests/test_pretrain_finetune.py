@@ -8,7 +8,6 @@ import torch
 from mmengine.optim import build_optim_wrapper
 
 import pretrain  # noqa: F401
-import vitbench.layer_decay  # noqa: F401  (registers the constructor)
 from backbones import create_model, save_checkpoint
 from pretrain import ImageClassifier
 from pretrain.finetune import trainable_names

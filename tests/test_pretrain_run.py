@@ -14,10 +14,9 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import pretrain  # noqa: F401
-import vitbench.layer_decay  # noqa: F401
 from backbones import create_model, save_checkpoint
 from vitbench import demo_data
-from vitbench.backbone_swap import swap_backbone
+from downstream.backbone_swap import swap_backbone
 from vitbench.registry import MODELS
 
 REPO = Path(__file__).resolve().parents[1]

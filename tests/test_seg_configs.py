@@ -12,7 +12,7 @@ from mmseg.registry import DATASETS, MODELS
 import downstream  # noqa: F401  (registers the seg glue and the --backbone adapter)
 from backbones.factory import variant_kwargs
 from downstream.seg import head_channels, pyramid_indices
-from vitbench.backbone_swap import swap_backbone
+from downstream.backbone_swap import swap_backbone
 
 CONFIGS = Path(__file__).resolve().parents[1] / 'configs'
 # config -> (backbone, UperNet parameters in millions, thesis Table 6.12; None: not in the thesis)

@@ -12,7 +12,7 @@ import torch
 import torchvision.datasets as tvd
 
 import downstream  # noqa: F401  (registers the datasets)
-from downstream.cls import (CIFAR10, CIFAR100, FGVCAircraft, Flowers102, INaturalist, OxfordIIITPet,
+from downstream.transfer import (CIFAR10, CIFAR100, FGVCAircraft, Flowers102, INaturalist, OxfordIIITPet,
                             StanfordCars)
 from pretrain.data import DatasetLayoutError
 from vitbench import demo_data

@@ -17,11 +17,11 @@ from mmengine.optim import build_optim_wrapper
 import downstream  # noqa: F401  (registers the datasets, transforms and hook)
 import pretrain  # noqa: F401
 from backbones import create_model, save_checkpoint
-from downstream.cls import TransferCheckHook
-from downstream.cls.inat import OFFICIAL as INAT_OFFICIAL
+from downstream.transfer import TransferCheckHook
+from downstream.transfer.inat import OFFICIAL as INAT_OFFICIAL
 from vitbench import demo_data
-from vitbench.backbone_swap import swap_backbone
-from vitbench.cli import build_runner
+from downstream.backbone_swap import swap_backbone
+from vitbench.experiment.cli import build_runner
 from vitbench.registry import DATASETS, MODELS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -22,14 +22,11 @@ import json
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 
 import torch
 import torch.nn.functional as F
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # vitbench variant -> timm model (and arguments) of the same architecture
 TIMM_MODELS = {name: (name, {}) for name in (

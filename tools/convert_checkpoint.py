@@ -17,11 +17,10 @@ import ast
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from backbones import create_model, load_checkpoint, save_checkpoint  # noqa: E402
-from backbones.checkpoint import FORMAT_TAG, read_checkpoint, to_canonical  # noqa: E402
-from backbones.checkpoint.io import FORMAT_VERSION  # noqa: E402
+from backbones import create_model, load_checkpoint, save_checkpoint
+from backbones.checkpoint import FORMAT_TAG, read_checkpoint, to_canonical
+from backbones.checkpoint.io import FORMAT_VERSION
+from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 
 
 def _parse_override(text: str):
@@ -49,6 +48,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    install_checkpoint_policy()  # mmengine runner checkpoints (numpy in the message hub) load safely
     args = parse_args(argv)
     if args.trust_pickle:
         print(f'warning: reading {args.src} with weights_only=False (--trust-pickle)', file=sys.stderr)

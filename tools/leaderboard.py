@@ -9,9 +9,9 @@ value of each column marked, conflicting duplicate runs listed, paper reference 
 import argparse
 import sys
 
-from vitbench.leaderboard import LeaderboardError, build_table
-from vitbench.leaderboard_paper import load_paper_tables
-from vitbench.leaderboard_render import FORMATS, format_of, render, write_leaderboard
+from vitbench.results.paper import load_paper_tables
+from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
+from vitbench.results.table import LeaderboardError, build_table
 
 
 def parse_args(argv=None):

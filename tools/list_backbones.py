@@ -8,15 +8,11 @@ Parameters are counted on the meta device (instant); GFLOPs come from mmengine's
 """
 import argparse
 import json
-import os
-import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from backbones import create_model, get_variant, list_models  # noqa: E402
-from backbones.complexity import count_flops, count_params  # noqa: E402
+from backbones import create_model, get_variant, list_models
+from backbones.complexity import count_flops, count_params
 
 
 def describe(name: str, flops: bool = True) -> dict:

@@ -14,8 +14,8 @@ import argparse
 import shlex
 import sys
 
-from vitbench.pipeline import PipelineError, load_pipeline
-from vitbench.pipeline_run import PipelineRunner
+from vitbench.pipeline.run import PipelineRunner
+from vitbench.pipeline.spec import PipelineError, load_pipeline
 
 
 def parse_args(argv=None):

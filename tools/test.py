@@ -7,7 +7,7 @@
 import argparse
 import os.path as osp
 
-from vitbench.cli import ConfigError, add_common_args, build_runner, load_config, run_main
+from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
 def parse_args(argv=None):

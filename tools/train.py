@@ -9,7 +9,7 @@ import argparse
 
 import torch
 
-from vitbench.cli import ConfigError, add_common_args, build_runner, load_config, run_main
+from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
 def parse_args(argv=None):
@@ -40,7 +40,6 @@ def main(argv=None):
             if cfg.get('experiment', {}).get('task') == 'det':
                 raise ConfigError(f"{args.config}: --amp without a GPU is not available for detection: mmcv's "
                                   'CPU kernels (nms, RoIAlign) take float32 only; train without --amp')
-            import vitbench.cpu_amp  # noqa: F401  (registers the wrapper)
             cfg.optim_wrapper.type = 'vitbench.CPUAmpOptimWrapper'
     build_runner(cfg).train()
 

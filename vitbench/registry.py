@@ -5,6 +5,11 @@ here. Because each registry is a child of mmengine's root, a component is reacha
 scope as ``type='vitbench.Name'`` (e.g. from an mmseg or mmdet config, after
 ``custom_imports=dict(imports=['backbones', 'downstream'])``), and from a config with
 ``default_scope='vitbench'`` as plain ``type='Name'``.
+
+As in mmpretrain's ``registry.py``, each registry names the modules that register into it (``locations``):
+mmengine imports them the first time the registry is searched. Those are strings, not imports: importing
+this module imports nothing of the suite and changes nothing else. The module lives at ``vitbench.registry``
+because mmengine imports ``<scope>.registry`` itself when it meets a ``vitbench.`` type or default scope.
 """
 from mmengine.registry import DATA_SAMPLERS as MMENGINE_DATA_SAMPLERS
 from mmengine.registry import DATASETS as MMENGINE_DATASETS
@@ -28,31 +33,33 @@ from mmengine.registry import VISUALIZERS as MMENGINE_VISUALIZERS
 from mmengine.registry import WEIGHT_INITIALIZERS as MMENGINE_WEIGHT_INITIALIZERS
 from mmengine.registry import Registry
 
-from . import checkpoint  # noqa: F401  (every vitbench component reads/writes checkpoints under its policy)
-
 SCOPE = 'vitbench'
-# Packages imported when a registry of this scope is searched (default_scope='vitbench' configs).
-_LOCATIONS = ['backbones', 'pretrain', 'downstream']
 
 
-def _child(name, parent):
-    return Registry(name, parent=parent, scope=SCOPE, locations=_LOCATIONS)
+def _child(name, parent, locations=()):
+    """A child of mmengine's ``parent`` in the vitbench scope; ``locations`` are the modules that register
+    into it, imported when the registry is first searched (so ``type='vitbench.X'`` finds X)."""
+    return Registry(name, parent=parent, scope=SCOPE, locations=list(locations))
 
 
 RUNNERS = _child('runner', MMENGINE_RUNNERS)
 LOOPS = _child('loop', MMENGINE_LOOPS)
-HOOKS = _child('hook', MMENGINE_HOOKS)
-DATASETS = _child('dataset', MMENGINE_DATASETS)
-DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS)
-TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS)
-MODELS = _child('model', MMENGINE_MODELS)
+HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'downstream.transfer.hooks',
+                                        'vitbench.experiment.result_record'])
+DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'downstream.transfer', 'downstream.seg.datasets',
+                                                 'downstream.det.datasets'])
+DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])
+TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'downstream.transfer.transforms'])
+MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'pretrain.classifier', 'pretrain.preprocessor',
+                                           'pretrain.mae', 'pretrain.dmae', 'downstream.det.neck'])
 MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS)
 WEIGHT_INITIALIZERS = _child('weight initializer', MMENGINE_WEIGHT_INITIALIZERS)
-OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS)
-OPTIM_WRAPPERS = _child('optim_wrapper', MMENGINE_OPTIM_WRAPPERS)
-OPTIM_WRAPPER_CONSTRUCTORS = _child('optimizer wrapper constructor', MMENGINE_OPTIM_WRAPPER_CONSTRUCTORS)
+OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS, ['pretrain.optim'])
+OPTIM_WRAPPERS = _child('optim_wrapper', MMENGINE_OPTIM_WRAPPERS, ['vitbench.engine.cpu_amp'])
+OPTIM_WRAPPER_CONSTRUCTORS = _child('optimizer wrapper constructor', MMENGINE_OPTIM_WRAPPER_CONSTRUCTORS,
+                                    ['vitbench.engine.layer_decay'])
 PARAM_SCHEDULERS = _child('parameter scheduler', MMENGINE_PARAM_SCHEDULERS)
-METRICS = _child('metric', MMENGINE_METRICS)
+METRICS = _child('metric', MMENGINE_METRICS, ['pretrain.metrics', 'downstream.seg.metrics'])
 EVALUATOR = _child('evaluator', MMENGINE_EVALUATOR)
 TASK_UTILS = _child('task util', MMENGINE_TASK_UTILS)
 VISUALIZERS = _child('visualizer', MMENGINE_VISUALIZERS)

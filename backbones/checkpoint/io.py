@@ -19,6 +19,8 @@ from typing import Any, Mapping, Optional
 import torch
 from torch import nn
 
+from vitbench.fileio import atomic_open
+
 FORMAT_TAG = 'vitbench_backbone'
 FORMAT_VERSION = 1
 _PLAIN = (type(None), bool, int, float, str)
@@ -109,8 +111,6 @@ def save_checkpoint(path: str, model: nn.Module, arch: Optional[str] = None,
     obj = {FORMAT_TAG: FORMAT_VERSION, 'arch': arch, 'overrides': overrides, 'meta': info,
            'state_dict': {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}}
     path = os.fspath(path)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f'{path}.tmp{os.getpid()}'
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    with atomic_open(path) as f:
+        torch.save(obj, f)
     return path

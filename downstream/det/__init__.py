@@ -12,7 +12,6 @@ windowed attention is an option of the vitbench backbone and layer-wise LR decay
 - the ``--backbone`` adapter that keeps pyramid width, scales and global blocks consistent with the new
   backbone.
 """
-import vitbench.layer_decay  # noqa: F401  (registers the constructor for configs that import only downstream)
 
 from .datasets import CocoDataset
 from .neck import LayerNorm2d, SimpleFeaturePyramid

@@ -6,7 +6,8 @@ included (ViTDet: 2, 5, 8, 11 at depth 12; 5, 11, 17, 23 at depth 24; 7, 15, 23,
 """
 from typing import List, Tuple
 
-from vitbench.backbone_swap import register_adapter
+from backbones.factory import get_variant
+
 
 STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
 
@@ -27,10 +28,7 @@ def pyramid_scales(patch_size: int) -> Tuple[float, ...]:
     return scales
 
 
-@register_adapter('det')
 def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
-    from backbones.factory import get_variant
-
     backbone, neck = cfg.model.backbone, cfg.model.neck
     patch = variant['patch_size']
     scales = pyramid_scales(patch)

@@ -8,7 +8,6 @@ XCiT), ``UPerHead``, the auxiliary ``FCNHead``, ADE20k's loader and pipelines, `
 - ``vitbench.PerClassIoUMetric``: mmseg's ``IoUMetric`` that also returns the IoU of each class;
 - the ``--backbone`` adapter that keeps neck and head widths consistent with the new backbone.
 """
-import vitbench.layer_decay  # noqa: F401  (registers the constructor for configs that import only downstream)
 
 from .datasets import ADE20KDataset
 from .metrics import PerClassIoUMetric

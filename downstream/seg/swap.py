@@ -7,7 +7,6 @@ thesis, §6.3.5.2).
 """
 from typing import List
 
-from vitbench.backbone_swap import register_adapter
 
 
 def head_channels(embed_dim: int) -> int:
@@ -24,7 +23,6 @@ def pyramid_indices(depth: int) -> List[int]:
     return [depth // 3 - 1, depth // 2 - 1, 2 * depth // 3 - 1, depth - 1]
 
 
-@register_adapter('seg')
 def adapt_upernet(cfg, name: str, variant: dict) -> None:
     dim, model = variant['embed_dim'], cfg.model
     preprocessor, patch = model.get('data_preprocessor') or {}, variant['patch_size']

@@ -14,6 +14,8 @@ import sys
 import time
 from functools import partial
 
+from vitbench.fileio import atomic_write_text
+
 from .base import SCALES
 
 GENERATOR_VERSION = 1  # bump when the generated content changes, so stale demo data is reported
@@ -30,11 +32,7 @@ def read_manifest(out):
 
 
 def write_manifest(out, manifest):
-    tmp = os.path.join(out, MANIFEST + '.tmp')
-    with open(tmp, 'w') as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-        f.write('\n')
-    os.replace(tmp, os.path.join(out, MANIFEST))
+    atomic_write_text(json.dumps(manifest, indent=2, sort_keys=True) + '\n', os.path.join(out, MANIFEST))
 
 
 def generate(datasets, out, seed=0, scale='small', workers=1, log=print):

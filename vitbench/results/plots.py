@@ -5,7 +5,7 @@ from typing import List, Sequence, Tuple
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .leaderboard import Column, Row, Table
+from .table import Column, Row, Table
 
 Plot = Tuple[str, bytes]  # title, PNG
 

@@ -2,7 +2,7 @@
 
 Each batch unpickles (``encoding='bytes'``, the files were written by Python 2) to a dict whose ``b'data'``
 is a uint8 N x 3072 array: per 32 x 32 image the red, green and blue planes, row-major. The images stay in
-memory; :class:`~downstream.cls.transforms.LoadImageOrArray` hands them to the pipeline as PIL images, and
+memory; :class:`~downstream.transfer.transforms.LoadImageOrArray` hands them to the pipeline as PIL images, and
 ``img_path`` names the batch and row (``.../test_batch[17]``) so that a bad sample can be found.
 """
 import os.path as osp

@@ -7,17 +7,17 @@ import base64
 import csv
 import html
 import io
-import os
 import os.path as osp
-import tempfile
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .leaderboard import Column, Row, Table
+from vitbench.fileio import atomic_write_text
+
+from .table import Column, Row, Table
 
 FORMATS = ('md', 'csv', 'html')
 LEGEND = ('Bold: best value of its column (higher is better; columns with at least two values). '
           'Empty cell: not measured. Params and GFLOPs: the backbone alone, at its own resolution.')
-PAPER_INTRO = ('Numbers copied from the papers (vitbench/paper_results.yaml), one table per source table. '
+PAPER_INTRO = ('Numbers copied from the papers (vitbench/results/paper_results.yaml), one table per source table. '
                'They are references, not runs of this suite, and are never mixed with the measured rows.')
 
 
@@ -188,7 +188,7 @@ def _img(title: str, png: bytes) -> str:
 
 
 def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (), plots: bool = True) -> str:
-    from .leaderboard_plots import measured_plots, paper_plots
+    from .plots import measured_plots, paper_plots
     e = html.escape
     n_runs = len({p for r in measured.rows for p in r.runs})
     where = _where(sources, lambda s: f'<code>{e(s)}</code>')
@@ -245,28 +245,11 @@ def format_of(path: str) -> str:
 def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True) -> Table:
     """Build the table from the result.json files under ``runs`` and write it as ``{format: path}``
     (atomically: a reader never sees half a page). Returns the measured table (its conflicts included)."""
-    from .leaderboard import build_table
-    from .leaderboard_paper import load_paper_tables
+    from .paper import load_paper_tables
+    from .table import build_table
     measured = build_table(runs)
     tables = load_paper_tables() if paper else []
     for fmt, path in outputs.items():
-        if osp.dirname(path):
-            os.makedirs(osp.dirname(path), exist_ok=True)
-        _atomic_write_text(render(fmt, measured, tables, runs), path)
+        atomic_write_text(render(fmt, measured, tables, runs), path)
     return measured
 
-
-def _atomic_write_text(text: str, path: str) -> None:
-    # vitbench.checkpoint.atomic_write_text does the same but imports torch; this tool needs none of it
-    fd, tmp = tempfile.mkstemp(dir=osp.dirname(path) or '.', prefix=osp.basename(path) + '.', suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for everyone who reads the folder
-        os.replace(tmp, path)
-    except BaseException:
-        if osp.exists(tmp):
-            os.remove(tmp)
-        raise

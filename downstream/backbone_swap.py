@@ -4,31 +4,24 @@
 Every config keeps its backbone at ``model.backbone`` with ``arch=<named variant>`` and names it in
 ``experiment.backbone``. The swap rewrites both (and the registered type when the family changes, ViT ↔
 CaiT), points ``init_cfg`` at the checkpoint, and then lets the task re-derive what depends on the backbone
-(neck and head widths, ...): a task registers such an adapter with :func:`register_adapter`.
+(neck and head widths, ...) through its entry in :data:`ADAPTERS`. Classification tasks (pretrain, finetune,
+transfer) need none: their heads take their width from the backbone they are built with.
 """
+import os.path as osp
 from typing import Callable, Dict, Optional
 
-_ADAPTERS: Dict[str, Callable] = {}
+from backbones.factory import get_variant, variant_kwargs
+
+from .det.swap import adapt_mask_rcnn
+from .seg.swap import adapt_upernet
+
+# experiment.task -> fn(cfg, name, variant_kwargs) updating what depends on the backbone
+ADAPTERS: Dict[str, Callable] = {'seg': adapt_upernet, 'det': adapt_mask_rcnn}
 _FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT'}
-
-
-def register_adapter(task: str):
-    """Decorator: ``fn(cfg, name, variant_kwargs)`` updates the parts of a ``task`` config that depend on
-    the backbone (e.g. head widths from ``variant_kwargs['embed_dim']``)."""
-    def wrap(fn):
-        _ADAPTERS[task] = fn
-        return fn
-    return wrap
 
 
 def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None) -> None:
     """Rewrite ``cfg`` in place to use backbone variant ``name`` and/or weights from ``checkpoint``."""
-    import os.path as osp
-
-    import downstream  # noqa: F401  (tasks register their adapters on import)
-    import pretrain  # noqa: F401
-    from backbones.factory import get_variant, variant_kwargs
-
     family = get_variant(name)['model'] if name is not None else None  # unknown names list the valid ones
     if checkpoint is not None and not osp.isfile(checkpoint):
         raise FileNotFoundError(f"--checkpoint '{checkpoint}' not found")
@@ -42,8 +35,8 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
         backbone.arch = name
         cfg.setdefault('experiment', {})['backbone'] = name
         task = cfg.experiment.get('task')
-        if task in _ADAPTERS:
-            _ADAPTERS[task](cfg, name, variant_kwargs(name))
+        if task in ADAPTERS:
+            ADAPTERS[task](cfg, name, variant_kwargs(name))
     if checkpoint is not None:
         backbone.init_cfg = dict(type='Pretrained', checkpoint=checkpoint)
         experiment = cfg.setdefault('experiment', {})

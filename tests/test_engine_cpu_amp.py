@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from _tool_helpers import run_tool, train
-from vitbench.cpu_amp import CPUAmpOptimWrapper
+from vitbench.engine.cpu_amp import CPUAmpOptimWrapper
 
 
 def test_wrapper_autocasts_the_forward_and_steps_fp32_weights():

@@ -14,7 +14,7 @@ collides with full fine-tuning. Parameters and GFLOPs are the backbone's, as ``r
 
 Two runs that fill the same cell with different values are a :class:`Conflict`: the newest is shown and all
 are listed. Cells no run fills stay empty (``None``), never zero. Rendering is in
-:mod:`vitbench.leaderboard_render`; the paper reference tables in :mod:`vitbench.leaderboard_paper`.
+:mod:`vitbench.results.render`; the paper reference tables in :mod:`vitbench.results.paper`.
 """
 import collections
 import json
@@ -25,8 +25,8 @@ import os.path as osp
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')  # as vitbench.result_record.TASKS
-KINDS = ('cls', 'seg', 'box', 'mask', 'transfer')
+from .schema import HEADLINE_METRICS, KINDS, TASKS
+
 # Display names and order of the datasets the suite knows; others keep their own name, after these.
 DATASET_NAMES = {
     'imagenet': 'ImageNet', 'ade20k': 'ADE20k', 'coco': 'COCO', 'cifar10': 'CIFAR-10', 'cifar100': 'CIFAR-100',
@@ -36,14 +36,6 @@ DATASET_NAMES = {
 _EVAL_ORDER = ('ss', 'ms')
 _RECIPE_ORDER = ('supervised', 'supervised_distilled', 'mae', 'dmae')  # then others by name, scratch last
 _TOLERANCE = 1e-6  # values closer than this are the same measurement
-# task -> (metric name in result.json, column kind)
-_TASK_METRICS = {
-    'pretrain': (('top1', 'cls'),),
-    'finetune': (('top1', 'cls'),),
-    'seg': (('mIoU', 'seg'),),
-    'det': (('bbox_mAP', 'box'), ('segm_mAP', 'mask')),
-    'transfer': (('top1', 'transfer'),),
-}
 RowKey = Tuple[str, str, Optional[int]]  # backbone, recipe label, epochs
 
 
@@ -229,7 +221,7 @@ def recipe_label(pretrain: dict) -> str:
 def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
     """The (column, value, priority) cells a record fills; metrics no column shows are left out."""
     cells = []
-    for metric, kind in _TASK_METRICS[record['task']]:
+    for metric, kind in HEADLINE_METRICS[record['task']]:
         value = record['metrics'].get(metric)
         if value is None or math.isnan(value):
             continue

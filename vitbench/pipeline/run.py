@@ -22,14 +22,13 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Optional, TextIO
 
-from .pipeline import Pipeline, PipelineError, Stage
+from vitbench.results.schema import HEADLINE_METRICS
 
-REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+from .spec import Pipeline, PipelineError, Stage
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 LOG_NAME = 'pipeline.log'
 SUMMARY_NAME = 'pipeline_summary.json'
-# the metric a summary line shows, by experiment.task
-_KEY_METRICS = {'seg': ('mIoU',), 'det': ('bbox_mAP', 'segm_mAP'), 'transfer': ('top1',), 'finetune': ('top1',),
-                'pretrain': ('top1', 'loss')}
 _PROGRESS_MARKS = ('Epoch(train)', 'Iter(train)', 'Epoch(val)', 'Iter(val)', 'Epoch(test)', 'Iter(test)')
 
 
@@ -146,7 +145,9 @@ def key_metric(stage: Stage) -> str:
         metrics = record['metrics']
     except (OSError, ValueError, KeyError, TypeError):
         return ''
-    names = (stage.spec['metric'],) if stage.spec.get('metric') else _KEY_METRICS.get(record.get('task'), ())
+    # the task's headline metrics; a run without them (MAE pre-training) by its final loss
+    headline = [name for name, _ in HEADLINE_METRICS.get(record.get('task'), ())] + ['loss']
+    names = (stage.spec['metric'],) if stage.spec.get('metric') else headline
     shown = [f'{n} {metrics[n]:.2f}' for n in names if isinstance(metrics.get(n), (int, float))]
     return ', '.join(shown[:2] if record.get('task') == 'det' else shown[:1])
 
@@ -307,8 +308,8 @@ class PipelineRunner:
         return [d.work_dir for d in deps if d.kind in ('train', 'test') and (not existing or osp.isdir(d.work_dir))]
 
     def _leaderboard(self, stage: Stage, counter: str, start: float) -> StageResult:
-        from .leaderboard import LeaderboardError
-        from .leaderboard_render import write_leaderboard
+        from vitbench.results.render import write_leaderboard
+        from vitbench.results.table import LeaderboardError
         spec = stage.spec
         out = resolve(self.pipeline, stage, spec['out'])
         outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}

@@ -13,8 +13,8 @@ from mmengine.registry import MODEL_WRAPPERS, RUNNERS
 from mmengine.runner import Runner
 from torch.nn.parallel import DistributedDataParallel
 
-import vitbench.checkpoint  # noqa: F401  (safe loading on torch >= 2.6, atomic writes)
-from vitbench.backbone_swap import swap_backbone
+from downstream.backbone_swap import swap_backbone
+from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 
 
 class ConfigError(Exception):
@@ -38,7 +38,9 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
 
 
 def load_config(args: argparse.Namespace):
-    """Read ``args.config``, apply ``--cfg-options``, ``--work-dir`` and ``--launcher``."""
+    """Read ``args.config``, apply ``--cfg-options``, ``--backbone`` / ``--checkpoint``, ``--work-dir`` and
+    ``--launcher``. The first call of every tool run: it also installs the checkpoint policy."""
+    install_checkpoint_policy()
     if not osp.isfile(args.config):
         raise ConfigError(f"config file '{args.config}' not found (expected a path to an mmengine config, "
                           'e.g. configs/upernet_deit3_b.py)')
@@ -100,7 +102,6 @@ def build_runner(cfg):
     if cfg.get('experiment') and not any(h.get('type', '').endswith('ResultRecorderHook')
                                          for h in cfg.get('custom_hooks', [])):
         cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.ResultRecorderHook')]
-        import vitbench.result_record  # noqa: F401  (registers the hook)
     try:
         if 'runner_type' in cfg:
             return RUNNERS.build(cfg)

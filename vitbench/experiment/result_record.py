@@ -1,4 +1,4 @@
-"""``work_dir/result.json``: the one record every evaluating run leaves behind (schema in DESIGN.md).
+"""``work_dir/result.json``: the one record every evaluating run leaves behind (schema in docs/architecture.md).
 
 A config says what it measures in an ``experiment`` dict::
 
@@ -21,13 +21,16 @@ from typing import Dict, Optional
 
 from mmengine.hooks import Hook
 
-from .checkpoint import atomic_write_text
-from .registry import HOOKS
+from backbones import create_model
+from backbones.complexity import count_flops, count_params
+from pretrain.export import pretrain_of
+from vitbench.registry import HOOKS
+from vitbench.fileio import atomic_write_text
+from vitbench.results.schema import TASKS
 
-TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
 # Metric families that toolboxes report as fractions (mmdet's COCO AP); everything else is in percent.
 _FRACTION_PREFIXES = ('coco/',)
-_REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+_REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
@@ -56,28 +59,6 @@ def experiment_of(cfg) -> dict:
     return experiment
 
 
-def pretrain_of(experiment: dict, cfg) -> dict:
-    """What the backbone's weights came from: the config's word, else the checkpoint's own metadata."""
-    if experiment.get('pretrain'):
-        return dict(experiment['pretrain'])
-    checkpoint = experiment.get('checkpoint') or _backbone_checkpoint(cfg)
-    if checkpoint is None:
-        return dict(recipe='scratch', epochs=0, checkpoint=None)
-    pretrain = dict(recipe='unknown', epochs=None)
-    if osp.isfile(checkpoint):
-        from backbones.checkpoint import read_checkpoint
-        meta = read_checkpoint(checkpoint)
-        if isinstance(meta, dict):
-            pretrain.update((meta.get('meta') or {}).get('pretrain') or {})
-    pretrain['checkpoint'] = checkpoint
-    return pretrain
-
-
-def _backbone_checkpoint(cfg) -> Optional[str]:
-    init_cfg = cfg.get('model', {}).get('backbone', {}).get('init_cfg') or {}
-    return init_cfg.get('checkpoint') if init_cfg.get('type') == 'Pretrained' else None
-
-
 def git_commit() -> Optional[str]:
     try:
         out = subprocess.run(['git', '-C', _REPO, 'rev-parse', 'HEAD'], capture_output=True, text=True,
@@ -89,8 +70,6 @@ def git_commit() -> Optional[str]:
 
 def backbone_complexity(name: str, overrides: dict) -> dict:
     """Parameters (M) and GFLOPs of the named backbone at its own resolution, as the leaderboard shows."""
-    from backbones import create_model
-    from backbones.complexity import count_flops, count_params
     model = create_model(name, num_classes=0, **overrides)
     try:
         gflops = count_flops(model, tuple(model.patch_embed.img_size)) / 1e9  # the variant's own resolution

@@ -3,7 +3,6 @@ import pytest
 import torch.nn as nn
 from mmengine.optim import build_optim_wrapper
 
-import vitbench.layer_decay  # noqa: F401  (registers the constructor)
 from backbones import create_model
 
 

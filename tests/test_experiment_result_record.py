@@ -5,8 +5,8 @@ import pytest
 from mmengine.config import Config
 
 from _tool_helpers import CONFIG, RESULT_SCHEMA_KEYS, run_tool
-from vitbench.backbone_swap import swap_backbone
-from vitbench.result_record import normalize_metrics
+from downstream.backbone_swap import swap_backbone
+from vitbench.experiment.result_record import normalize_metrics
 
 
 def test_training_run_with_an_experiment_writes_result_json(tmp_path):

@@ -30,7 +30,7 @@ Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_ba
 ``command`` and ``leaderboard`` stages once (``WORK_DIR/NAME``). A per-backbone stage whose config is for another
 backbone gets ``--backbone NAME`` (the one-option swap). Strings may use ``{backbone}``, ``{work_dir}`` (the
 stage's own), ``{root}`` (the pipeline's) and ``{STAGE}`` / ``{STAGE.last_checkpoint}`` of a stage it depends on
-(the same backbone's instance). The run itself is :mod:`vitbench.pipeline_run`.
+(the same backbone's instance). The run itself is :mod:`vitbench.pipeline.run`.
 """
 import os.path as osp
 import re

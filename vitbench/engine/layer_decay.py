@@ -17,7 +17,7 @@ from typing import List
 import torch.nn as nn
 from mmengine.optim import DefaultOptimWrapperConstructor
 
-from .registry import OPTIM_WRAPPER_CONSTRUCTORS
+from vitbench.registry import OPTIM_WRAPPER_CONSTRUCTORS
 
 
 @OPTIM_WRAPPER_CONSTRUCTORS.register_module()

@@ -1,6 +1,6 @@
-"""The paper reference tables of the leaderboard, read from ``vitbench/paper_results.yaml``.
+"""The paper reference tables of the leaderboard, read from ``vitbench/results/paper_results.yaml``.
 
-Each source table of the papers becomes one :class:`~vitbench.leaderboard.Table` with the same column kinds
+Each source table of the papers becomes one :class:`~vitbench.results.table.Table` with the same column kinds
 as the measured table, so the two read alike; they are rendered in their own section and never merged.
 """
 import math
@@ -9,7 +9,8 @@ from typing import List, Optional
 
 import yaml
 
-from .leaderboard import KINDS, Column, LeaderboardError, Row, Table, sorted_columns
+from .schema import KINDS
+from .table import Column, LeaderboardError, Row, Table, sorted_columns
 
 PAPER_RESULTS = osp.join(osp.dirname(osp.abspath(__file__)), 'paper_results.yaml')
 _ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note')

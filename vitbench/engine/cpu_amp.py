@@ -11,7 +11,7 @@ import contextlib
 import torch
 from mmengine.optim import OptimWrapper
 
-from .registry import OPTIM_WRAPPERS
+from vitbench.registry import OPTIM_WRAPPERS
 
 
 @OPTIM_WRAPPERS.register_module()

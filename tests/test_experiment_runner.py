@@ -1,5 +1,6 @@
-"""tools/train.py drives mmengine's Runner: checkpoints load on torch >= 2.6, runs resume where they stopped,
-writes are atomic, bad configs fail clearly, and torchrun on CPU gives consistent ranks."""
+"""tools/train.py drives mmengine's Runner: checkpoints load on torch >= 2.6 (the checkpoint policy), runs
+resume where they stopped, writes are atomic, bad configs fail clearly, and torchrun on CPU gives consistent
+ranks."""
 import os
 import shutil
 import sys
@@ -8,8 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-import vitbench.checkpoint  # noqa: F401  (installs the checkpoint policy under test)
 from _tool_helpers import CONFIG, run_tool, train
+from vitbench.engine.checkpoint_policy import install_checkpoint_policy
+
+
+@pytest.fixture(autouse=True)
+def _checkpoint_policy():
+    """As every entry point does (tools/train.py through vitbench.experiment.cli)."""
+    install_checkpoint_policy()
 
 
 def final_params(work_dir):

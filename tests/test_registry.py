@@ -1,34 +1,14 @@
-"""The OpenMMLab stack is installed and works: imports, mmcv's compiled ops, cross-scope registry."""
+"""The vitbench registries: children of mmengine's roots, reachable from the mmseg / mmdet scopes and from
+default_scope='vitbench', and importing them registers or patches nothing."""
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import torch
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
-FIXTURES = Path(__file__).parent / 'foundation_fixtures'
-
-
-def test_downstream_toolboxes_import():
-    import mmdet.models  # noqa: F401
-    import mmseg.models  # noqa: F401
-    import timm
-    assert timm.create_model('vit_tiny_patch16_224', pretrained=False, num_classes=3, img_size=32,
-                             patch_size=16)(torch.zeros(1, 3, 32, 32)).shape == (1, 3)
-
-
-def test_mmcv_ops_nms_and_roi_align_run():
-    from mmcv.ops import RoIAlign, nms
-    boxes = torch.tensor([[0., 0., 10., 10.], [1., 1., 10., 10.], [20., 20., 30., 30.]])
-    dets, keep = nms(boxes, torch.tensor([0.9, 0.8, 0.7]), iou_threshold=0.5)
-    assert keep.tolist() == [0, 2]
-    assert dets[:, 4].tolist() == pytest.approx([0.9, 0.7])
-    # A 4x4 ramp pooled over the whole map into 2x2 bins: each bin averages its quadrant.
-    feats = torch.arange(16.).view(1, 1, 4, 4)
-    pooled = RoIAlign((2, 2), spatial_scale=1.0, sampling_ratio=2, aligned=True)(
-        feats, torch.tensor([[0., 0., 0., 4., 4.]]))
-    assert pooled.flatten().tolist() == pytest.approx([2.5, 4.5, 10.5, 12.5])
+FIXTURES = Path(__file__).parent / 'toy_fixtures'
 
 
 @pytest.fixture
@@ -83,9 +63,35 @@ def test_vitbench_registries_are_children_of_mmengine_roots():
     assert sys.modules['vitbench.registry'] is ours
 
 
-def test_env_check_reports_a_working_stack():
-    import subprocess
-    result = subprocess.run([sys.executable, 'tools/env_check.py'], cwd=Path(__file__).resolve().parents[1],
-                            capture_output=True, text=True, timeout=120)
+def _fresh_python(code: str) -> str:
+    result = subprocess.run([sys.executable, '-c', code], cwd=Path(__file__).resolve().parents[1],
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert 'nms and RoIAlign run' in result.stdout and 'mmcv         2.1.0' in result.stdout
+    return result.stdout.strip()
+
+
+def test_importing_the_registry_imports_and_patches_nothing_else():
+    out = _fresh_python(
+        'import sys, torch, mmengine.fileio as f\n'
+        'before = (len(torch.serialization.get_safe_globals()), type(f.get_file_backend("x.pth")))\n'
+        'import vitbench.registry\n'
+        'after = (len(torch.serialization.get_safe_globals()), type(f.get_file_backend("x.pth")))\n'
+        'suite = sorted(m for m in sys.modules if m.split(".")[0] in ("backbones", "pretrain", "downstream")\n'
+        '               or m.startswith(("vitbench.engine", "vitbench.experiment")))\n'
+        'print(before == after, suite)')
+    assert out == 'True []'
+
+
+def test_a_vitbench_type_from_mmseg_finds_its_module_through_the_registry_locations():
+    """No custom_imports and no import of the suite: mmengine imports ``vitbench.registry`` for the scope, and
+    the registry's locations import the backbone and the layer-decay constructor when they are looked up."""
+    out = _fresh_python(
+        'import sys\n'
+        'from mmengine.registry import DefaultScope\n'
+        'from mmseg.registry import MODELS, OPTIM_WRAPPER_CONSTRUCTORS\n'
+        'assert "backbones" not in sys.modules\n'
+        "with DefaultScope.overwrite_default_scope('mmseg'):\n"
+        "    m = MODELS.build(dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', out_indices=[1]))\n"
+        "    c = OPTIM_WRAPPER_CONSTRUCTORS.get('vitbench.LayerDecayOptimWrapperConstructor')\n"
+        'print(type(m).__module__, c.__module__)')
+    assert out.splitlines()[-1] == 'backbones.dense vitbench.engine.layer_decay'

@@ -1,4 +1,4 @@
-"""A toy regression task registered in the vitbench registries, for the foundation tests (imported by
+"""A toy regression task registered in the vitbench registries, for the registry, runner and pipeline tests (imported by
 configs through ``custom_imports``; the tests put this folder on PYTHONPATH)."""
 import os
 

@@ -1,0 +1,15 @@
+"""The result.json schema's shared vocabulary, written once: the tasks a run can be, and each task's headline
+metrics with the leaderboard column kind they fill. ``vitbench.experiment.result_record`` writes records with
+these tasks, ``vitbench.results.table`` ranks them and ``vitbench.pipeline.run`` summarises stages by them.
+The full record is described in docs/architecture.md."""
+
+TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
+KINDS = ('cls', 'seg', 'box', 'mask', 'transfer')  # leaderboard column kinds
+# task -> its headline metrics, as (metric name in result.json, column kind)
+HEADLINE_METRICS = {
+    'pretrain': (('top1', 'cls'),),
+    'finetune': (('top1', 'cls'),),
+    'seg': (('mIoU', 'seg'),),
+    'det': (('bbox_mAP', 'box'), ('segm_mAP', 'mask')),
+    'transfer': (('top1', 'transfer'),),
+}
