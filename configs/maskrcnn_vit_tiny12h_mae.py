@@ -1,5 +1,5 @@
 # Mask R-CNN + MAE-lite's ViT-Tiny (192 wide, 12 heads), MAE-pretrained, on COCO with MAE-lite's protocol
-# (its released `mask_rcnn_vitdet_t_100ep.py`, notes/seeds-papers.md §5.2): ViTDet at 640x640 LSJ, windowed
+# (its released `mask_rcnn_vitdet_t_100ep.py`, paper §5.2): ViTDet at 640x640 LSJ, windowed
 # attention (14x14) with global blocks 2, 5, 8, 11, no drop path, AdamW 1e-4 with weight decay 0.05 and no
 # layer decay, 100 epochs at batch 64.
 # MAE-lite reports 39.9 box / 35.4 mask AP with its code (38.9 / 35.1 in the paper, Table 4).

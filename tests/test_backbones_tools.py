@@ -1,4 +1,4 @@
-"""tools/list_backbones.py and tools/benchmark.py (the JSON contract of DESIGN.md)."""
+"""tools/list_backbones.py and tools/benchmark.py (the JSON contract of docs/architecture.md)."""
 import importlib.util
 import json
 from pathlib import Path

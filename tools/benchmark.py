@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmarks: ``tools/benchmark.py SUITE [--json FILE]`` (DESIGN.md contract).
+"""Benchmarks: ``tools/benchmark.py SUITE [--json FILE]`` (the contract in docs/architecture.md).
 
 Prints a table and, with ``--json``, writes ``{"machine": {...}, "rows": [...], "ratios": {name: float}}``.
 Every ratio compares two measurements taken side by side in this process and run: timed rounds alternate
@@ -27,6 +27,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from vitbench.fileio import atomic_write_text
 
 # vitbench variant -> timm model (and arguments) of the same architecture
 TIMM_MODELS = {name: (name, {}) for name in (
@@ -250,8 +252,7 @@ def main(argv=None):
     for k, v in ratios.items():
         print(f'{k:55s} {v:.3f}')
     if args.json:
-        with open(args.json, 'w') as f:
-            json.dump({'machine': machine, 'rows': rows, 'ratios': ratios}, f, indent=2)
+        atomic_write_text(json.dumps({'machine': machine, 'rows': rows, 'ratios': ratios}, indent=2), args.json)
         print(f'wrote {args.json}')
     return rows, ratios
 

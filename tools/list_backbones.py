@@ -13,6 +13,7 @@ import torch
 
 from backbones import create_model, get_variant, list_models
 from backbones.complexity import count_flops, count_params
+from vitbench.fileio import atomic_write_text
 
 
 def describe(name: str, flops: bool = True) -> dict:
@@ -55,8 +56,7 @@ def main(argv=None):
         print(f'{name:34s} {row["depth"]:>6s} {row["width"]:5d} {row["heads"]:5d} {row["patch"]:5d} '
               f'{row["params_M"]:10.2f} {gflops:>8s} {row["resolution"]:5d}  {row["paper"]}', flush=True)
     if args.json:
-        with open(args.json, 'w') as f:
-            json.dump(rows, f, indent=2)
+        atomic_write_text(json.dumps(rows, indent=2), args.json)
     return rows
 
 

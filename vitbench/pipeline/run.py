@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Optional, TextIO
 
+from vitbench.fileio import atomic_write_text
 from vitbench.results.schema import HEADLINE_METRICS
 
 from .spec import Pipeline, PipelineError, Stage
@@ -336,11 +337,9 @@ class PipelineRunner:
         self.say(f'\nsummary ({_duration(seconds)} in all)')
         for line in self.summary_lines():
             self.say('  ' + line)
-        os.makedirs(self.pipeline.work_dir, exist_ok=True)
-        path = osp.join(self.pipeline.work_dir, SUMMARY_NAME)
-        with open(path, 'w') as f:
-            json.dump(dict(pipeline=self.pipeline.path, backbones=self.pipeline.backbones, seconds=seconds,
-                           jobs=self.jobs, stages=[asdict(r) for r in self.results.values()]), f, indent=2)
+        summary = dict(pipeline=self.pipeline.path, backbones=self.pipeline.backbones, seconds=seconds,
+                       jobs=self.jobs, stages=[asdict(r) for r in self.results.values()])
+        atomic_write_text(json.dumps(summary, indent=2), osp.join(self.pipeline.work_dir, SUMMARY_NAME))
 
     @property
     def ok(self) -> bool:
