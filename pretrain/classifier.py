@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from mmengine.model import BaseModel
 from torch import nn
 
+from backbones import create_model
 from vitbench.registry import MODELS
 
 from .finetune import apply_trainable, keep_frozen_norms_in_eval
@@ -29,7 +30,6 @@ from .teacher import TeacherMixin, build_teacher
 
 def build_backbone(cfg: dict, **extra):
     """``create_model(arch, **overrides)`` from a config dict; returns (model, arch, overrides)."""
-    from backbones import create_model
     cfg = dict(cfg)
     if 'type' in cfg:
         raise ValueError(f"model.backbone takes create_model() arguments (arch=<named variant>, overrides...), "

@@ -14,10 +14,10 @@ the loss is the MSE on the masked patches against per-patch normalised pixels (`
 from typing import Dict, Optional, Sequence, Tuple
 
 import torch
-import torch.nn.functional as F
 from mmengine.model import BaseModel
 from torch import nn
 
+from backbones import VisionTransformer
 from backbones.layers import Block, resample_pos_embed
 from vitbench.registry import MODELS
 
@@ -91,7 +91,6 @@ def pixel_target(imgs: torch.Tensor, patch_size: int, norm_pix: bool = True, eps
 
 def encoder_checks(vit: nn.Module, who: str) -> None:
     """A masked encoder needs a plain ViT with a class token and global attention."""
-    from backbones import VisionTransformer
     if not isinstance(vit, VisionTransformer):
         raise TypeError(f'{who}: masked image modelling needs a ViT variant, got {type(vit).__name__}')
     if vit.cls_token is None or vit.distilled:

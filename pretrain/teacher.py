@@ -15,9 +15,11 @@ from typing import Optional
 
 from torch import nn
 
+from backbones import create_model
+from backbones.checkpoint import FORMAT_TAG, read_checkpoint
+
 
 def _vitbench_file_arch(path: str):
-    from backbones.checkpoint import FORMAT_TAG, read_checkpoint
     obj = read_checkpoint(path)
     if isinstance(obj, dict) and FORMAT_TAG in obj:
         return obj.get('arch'), dict(obj.get('overrides') or {})
@@ -45,7 +47,6 @@ def build_teacher(cfg: dict, num_classes: Optional[int] = 0) -> nn.Module:
         model = timm.create_model(name, pretrained=False, num_classes=num_classes, checkpoint_path=checkpoint,
                                   **cfg)
     elif source == 'vitbench':
-        from backbones import create_model
         arch, overrides = _vitbench_file_arch(checkpoint)
         arch = cfg.pop('arch', None) or arch
         if arch is None:
