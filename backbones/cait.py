@@ -3,27 +3,26 @@
 A trunk of ``depth`` self-attention blocks (talking-heads attention, LayerScale) over the patch tokens only,
 then ``depth_token_only`` class-attention blocks that update the class token alone.
 """
-from typing import List, Sequence, Union
-
 import torch
 from mmengine.model import BaseModule
-from timm.layers import trunc_normal_
 from torch import nn
 
 from .layers import Block, ClassAttentionBlock, PatchEmbed, TalkingHeadAttention, resample_pos_embed
-from .vit import layer_norm, normalize_indices
+from .vit import ViTFamilyMixin, layer_norm
 
 
-class CaiT(BaseModule):
+class CaiT(ViTFamilyMixin, BaseModule):
     """CaiT with the official architecture; ``depth_token_only=0`` builds the SA trunk alone (dense use).
 
     Args mirror :class:`~backbones.vit.VisionTransformer`; ``init_values`` is the LayerScale init of every
     block (paper: 1e-5 up to depth 24, 1e-6 deeper) and stochastic depth is uniform, as in the paper.
+    ``forward_intermediates`` / ``forward_attention`` read the self-attention trunk (talking-heads maps).
     """
     checkpoint_optional = ('blocks_token_only.', 'cls_token', 'norm.', 'head.')
     checkpoint_may_miss = ('head.',)
     no_embed_class = True
     pos_embed_prefix = 0
+    embedding_params = ('pos_embed', 'cls_token')
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
                  global_pool: str = 'token', embed_dim: int = 192, depth: int = 24, num_heads: int = 4,
@@ -63,32 +62,6 @@ class CaiT(BaseModule):
         self.head_drop = nn.Dropout(drop_rate)
         self.head = nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()
         self._init_weights()
-
-    @property
-    def grid_size(self):
-        return self.patch_embed.grid_size
-
-    def _init_weights(self):
-        if self.pos_embed.is_meta:  # nothing to fill (e.g. counting parameters); the init is slow on meta
-            return
-        trunc_normal_(self.pos_embed, std=.02)
-        if self.cls_token is not None:
-            trunc_normal_(self.cls_token, std=.02)
-        for m in self.modules():
-            if isinstance(m, nn.Linear):
-                trunc_normal_(m.weight, std=.02)
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-
-    def init_weights(self):
-        """See :meth:`backbones.vit.VisionTransformer.init_weights`."""
-        from .checkpoint import init_from_cfg
-        if not init_from_cfg(self):
-            super().init_weights()
-
-    @torch.jit.ignore
-    def no_weight_decay(self):
-        return {'pos_embed', 'cls_token'}
 
     @property
     def num_layers(self) -> int:
@@ -136,35 +109,3 @@ class CaiT(BaseModule):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
-
-    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                              norm: bool = False) -> List[torch.Tensor]:
-        """Patch tokens of the SA trunk after the blocks in ``indices`` as (B, C, H/p, W/p) maps.
-
-        ``norm`` applies the final norm to the last SA block's output.
-        """
-        indices = normalize_indices(indices, len(self.blocks))
-        B = x.shape[0]
-        x, (H, W) = self._trunk_input(x)
-        outs = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            x = blk(x)
-            if i in indices:
-                y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
-                outs.append(y.transpose(1, 2).reshape(B, -1, H, W))
-        return outs
-
-    @torch.no_grad()
-    def forward_attention(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                          kind: str = 'probs') -> List[torch.Tensor]:
-        """Talking-heads attention maps (B, heads, N, N) of the SA blocks in ``indices``."""
-        indices = normalize_indices(indices, len(self.blocks))
-        x, _ = self._trunk_input(x)
-        maps = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            if i in indices:
-                x, attn = blk(x, return_attn=kind)
-                maps.append(attn)
-            else:
-                x = blk(x)
-        return maps

@@ -29,43 +29,43 @@ def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
     return variant_kwargs(arch, **kwargs)
 
 
-@MODELS.register_module(name='VisionTransformer')
-class ViTBackbone(VisionTransformer):
-    """Dense ViT backbone (see the module docstring); ``window_size`` / ``global_attn_indexes`` give
-    ViTDet-style windowed attention."""
+class DenseBackboneMixin:
+    """``__init__`` and ``forward`` of a dense backbone over a classifier class (the next base in the MRO).
+
+    A subclass names its ``family`` (the variant table's 'vit' / 'cait'), the classifier's ``default_depth``
+    and the constructor arguments that drop its classifier-only parts (``dense_overrides``).
+    """
+    family: str
+    default_depth: int
+    dense_overrides: dict
 
     def __init__(self, arch: Optional[str] = None, img_size=None, out_indices: Union[int, Sequence[int]] = -1,
                  final_norm: bool = True, init_cfg=None, **kwargs):
-        kwargs = _resolve(arch, 'vit', dict(kwargs, img_size=img_size))
-        depth = kwargs.get('depth', 12)
-        self_indices = normalize_indices(out_indices, depth)
+        kwargs = _resolve(arch, self.family, dict(kwargs, img_size=img_size))
+        depth = kwargs.get('depth', self.default_depth)
+        indices = normalize_indices(out_indices, depth)
         # the final norm only exists when it is used (unused parameters break DistributedDataParallel)
-        use_norm = final_norm and self_indices[-1] == depth - 1
-        super().__init__(**dict(kwargs, num_classes=0, global_pool='', fc_norm=False, final_norm=use_norm,
-                                init_cfg=init_cfg))
+        use_norm = final_norm and indices[-1] == depth - 1
+        super().__init__(**dict(kwargs, num_classes=0, global_pool='', final_norm=use_norm, init_cfg=init_cfg,
+                                **self.dense_overrides))
         self.arch = arch
-        self.out_indices = self_indices
+        self.out_indices = indices
         self.final_norm = use_norm
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         return tuple(self.forward_intermediates(x, self.out_indices, norm=self.final_norm))
+
+
+@MODELS.register_module(name='VisionTransformer')
+class ViTBackbone(DenseBackboneMixin, VisionTransformer):
+    """Dense ViT backbone (see the module docstring); ``window_size`` / ``global_attn_indexes`` give
+    ViTDet-style windowed attention."""
+    family, default_depth = 'vit', 12
+    dense_overrides = dict(fc_norm=False)
 
 
 @MODELS.register_module(name='CaiT')
-class CaiTBackbone(CaiT):
+class CaiTBackbone(DenseBackboneMixin, CaiT):
     """Dense CaiT backbone: the maps come from the patch tokens of the self-attention trunk."""
-
-    def __init__(self, arch: Optional[str] = None, img_size=None, out_indices: Union[int, Sequence[int]] = -1,
-                 final_norm: bool = True, init_cfg=None, **kwargs):
-        kwargs = _resolve(arch, 'cait', dict(kwargs, img_size=img_size))
-        depth = kwargs.get('depth', 24)
-        self_indices = normalize_indices(out_indices, depth)
-        use_norm = final_norm and self_indices[-1] == depth - 1
-        super().__init__(**dict(kwargs, num_classes=0, global_pool='', depth_token_only=0,
-                                final_norm=use_norm, init_cfg=init_cfg))
-        self.arch = arch
-        self.out_indices = self_indices
-        self.final_norm = use_norm
-
-    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        return tuple(self.forward_intermediates(x, self.out_indices, norm=self.final_norm))
+    family, default_depth = 'cait', 24
+    dense_overrides = dict(depth_token_only=0)

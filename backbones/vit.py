@@ -27,7 +27,80 @@ def normalize_indices(indices: Union[int, Sequence[int]], depth: int) -> List[in
     return sorted(set(out))
 
 
-class VisionTransformer(BaseModule):
+class ViTFamilyMixin:
+    """What :class:`VisionTransformer` and CaiT share: the official initialisation, the mmengine init hook,
+    the patch grid and the per-block outputs (``forward_intermediates``, ``forward_attention``).
+
+    The model provides ``patch_embed``, the parameters named in ``embedding_params`` (None where absent),
+    ``_trunk_input(x) -> (tokens, grid)``, ``blocks`` (called as ``blk(x, grid=grid)``), the final ``norm``
+    and ``num_prefix_tokens`` (the tokens before the patches in the blocks' input).
+    """
+    # initialised in this order (it fixes the seeded init) and exempt from weight decay
+    embedding_params: Tuple[str, ...]
+
+    @property
+    def grid_size(self) -> Tuple[int, int]:
+        return self.patch_embed.grid_size
+
+    def _init_weights(self):
+        # the official DeiT / CaiT initialisation; the patch conv keeps PyTorch's default
+        if self.pos_embed.is_meta:  # nothing to fill (e.g. counting parameters); the init is slow on meta
+            return
+        for p in (getattr(self, name) for name in self.embedding_params):
+            if p is not None:
+                trunc_normal_(p, std=.02)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                trunc_normal_(m.weight, std=.02)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+    def init_weights(self):
+        """mmengine hook: weights are initialised at construction; a ``Pretrained`` init_cfg is loaded here
+        with the format-detecting loader (mmengine's own loader knows none of the official formats)."""
+        from .checkpoint import init_from_cfg
+        if not init_from_cfg(self):
+            super().init_weights()
+
+    @torch.jit.ignore
+    def no_weight_decay(self):
+        return set(self.embedding_params)
+
+    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                              norm: bool = False) -> List[torch.Tensor]:
+        """Patch tokens after the blocks in ``indices`` as (B, C, H/p, W/p) maps, for dense heads.
+
+        ``norm`` applies the final norm to the last block's output. Blocks after the last index are skipped.
+        """
+        indices = normalize_indices(indices, len(self.blocks))
+        B = x.shape[0]
+        x, (H, W) = self._trunk_input(x)
+        outs = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            x = blk(x, grid=(H, W))
+            if i in indices:
+                y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
+                y = y[:, self.num_prefix_tokens:]
+                outs.append(y.transpose(1, 2).reshape(B, -1, H, W))
+        return outs
+
+    @torch.no_grad()
+    def forward_attention(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                          kind: str = 'probs') -> List[torch.Tensor]:
+        """Attention maps (B, heads, N, N) of the blocks in ``indices``: 'probs' (softmax) or 'logits'."""
+        indices = normalize_indices(indices, len(self.blocks))
+        x, grid = self._trunk_input(x)
+        maps = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            if i in indices:
+                x, attn = blk(x, grid=grid, return_attn=kind)
+                maps.append(attn)
+            else:
+                x = blk(x, grid=grid)
+        return maps
+
+
+class VisionTransformer(ViTFamilyMixin, BaseModule):
     """Vision Transformer (Dosovitskiy et al.) with the DeiT, DeiT III, three-things and MAE options.
 
     Args:
@@ -51,6 +124,7 @@ class VisionTransformer(BaseModule):
     # and the subset a checkpoint may lack (left at their fresh initialisation, with a note).
     checkpoint_optional = ('cls_token', 'norm.', 'fc_norm.', 'head.', 'head_dist.')
     checkpoint_may_miss = ('fc_norm.', 'head.', 'head_dist.')
+    embedding_params = ('pos_embed', 'cls_token', 'dist_token')
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
                  global_pool: str = 'token', embed_dim: int = 768, depth: int = 12, num_heads: int = 12,
@@ -115,34 +189,6 @@ class VisionTransformer(BaseModule):
         """Number of prefix tokens (class, distillation) that have a row in ``pos_embed``."""
         return 0 if self.no_embed_class else self.num_prefix_tokens
 
-    @property
-    def grid_size(self) -> Tuple[int, int]:
-        return self.patch_embed.grid_size
-
-    def _init_weights(self):
-        # the official DeiT / CaiT initialisation; the patch conv keeps PyTorch's default
-        if self.pos_embed.is_meta:  # nothing to fill (e.g. counting parameters); the init is slow on meta
-            return
-        for p in (self.pos_embed, self.cls_token, self.dist_token):
-            if p is not None:
-                trunc_normal_(p, std=.02)
-        for m in self.modules():
-            if isinstance(m, nn.Linear):
-                trunc_normal_(m.weight, std=.02)
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-
-    def init_weights(self):
-        """mmengine hook: weights are initialised at construction; a ``Pretrained`` init_cfg is loaded here
-        with the format-detecting loader (mmengine's own loader knows none of the official formats)."""
-        from .checkpoint import init_from_cfg
-        if not init_from_cfg(self):
-            super().init_weights()
-
-    @torch.jit.ignore
-    def no_weight_decay(self):
-        return {'pos_embed', 'cls_token', 'dist_token'}
-
     # layer-wise learning-rate decay (BEiT / MAE convention)
     @property
     def num_layers(self) -> int:
@@ -173,14 +219,17 @@ class VisionTransformer(BaseModule):
             return torch.cat(prefix + [x + pos_embed], dim=1)
         return torch.cat(prefix + [x], dim=1) + pos_embed
 
+    def _trunk_input(self, x: torch.Tensor):
+        x, grid = self.patch_embed(x)
+        return self._pos_embed(x, grid), grid
+
     def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
         """(B, 3, H, W) -> normalised tokens (B, prefix + H/p * W/p, C).
 
         ``prefix_only`` returns just the class / distillation tokens (B, prefix, C): the last block then
         updates only them, which is all a class-token classifier reads (same logits, ~1/depth less work).
         """
-        x, grid = self.patch_embed(x)
-        x = self._pos_embed(x, grid)
+        x, grid = self._trunk_input(x)
         last = len(self.blocks) - 1
         for i, blk in enumerate(self.blocks):
             x = blk(x, grid=grid, num_queries=self.num_prefix_tokens if prefix_only and i == last else None)
@@ -205,38 +254,3 @@ class VisionTransformer(BaseModule):
     def forward(self, x: torch.Tensor):
         # class-token pooling reads only the prefix tokens: the last block need not update the patches
         return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
-
-    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                              norm: bool = False) -> List[torch.Tensor]:
-        """Patch tokens after the blocks in ``indices`` as (B, C, H/p, W/p) maps, for dense heads.
-
-        ``norm`` applies the final norm to the last block's output. Blocks after the last index are skipped.
-        """
-        indices = normalize_indices(indices, len(self.blocks))
-        B = x.shape[0]
-        x, (H, W) = self.patch_embed(x)
-        x = self._pos_embed(x, (H, W))
-        outs = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            x = blk(x, grid=(H, W))
-            if i in indices:
-                y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
-                y = y[:, self.num_prefix_tokens:]
-                outs.append(y.transpose(1, 2).reshape(B, -1, H, W))
-        return outs
-
-    @torch.no_grad()
-    def forward_attention(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                          kind: str = 'probs') -> List[torch.Tensor]:
-        """Attention maps (B, heads, N, N) of the blocks in ``indices``: 'probs' (softmax) or 'logits'."""
-        indices = normalize_indices(indices, len(self.blocks))
-        x, grid = self.patch_embed(x)
-        x = self._pos_embed(x, grid)
-        maps = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            if i in indices:
-                x, attn = blk(x, grid=grid, return_attn=kind)
-                maps.append(attn)
-            else:
-                x = blk(x, grid=grid)
-        return maps

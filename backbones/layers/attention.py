@@ -71,8 +71,13 @@ def explicit_attention(q, k, v, scale, attn_mask=None, dropout_p=0., return_attn
     return out, (logits if return_attn == 'logits' else probs)
 
 
-class Attention(nn.Module):
-    """Self-attention with a fused qkv projection (keys ``qkv``, ``proj`` as in timm and the official code)."""
+class AttentionBase(nn.Module):
+    """What the attention layers share: ``num_heads`` heads of ``dim // num_heads`` channels, attention through
+    SDPA (spelled out when the maps are asked for) and the output projection ``proj``.
+
+    Subclasses make their q, k, v projections in ``make_input_projections`` and cut tokens into heads in
+    ``split_heads``.
+    """
 
     def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
                  proj_drop: float = 0.):
@@ -82,20 +87,15 @@ class Attention(nn.Module):
         self.num_heads = num_heads
         self.head_dim = dim // num_heads
         self.scale = self.head_dim ** -0.5
-        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        # before ``proj``: the module order is the state-dict order and the order of the seeded init
+        self.make_input_projections(dim, qkv_bias)
         self.attn_drop = attn_drop
         self.proj = nn.Linear(dim, dim)
         self.proj_drop = nn.Dropout(proj_drop)
 
-    def split_heads(self, x: torch.Tensor):
-        """(B, N, C) -> q, k, v, each (B, heads, N, head_dim) views into one qkv projection.
-
-        Unbinding the (B, N, 3, heads, head_dim) view along dim 2 (not a permuted copy's leading dim) makes
-        the backward stack the three gradients straight into the qkv layout: one copy fewer per block.
-        """
-        B, N, _ = x.shape
-        q, k, v = self.qkv(x).view(B, N, 3, self.num_heads, self.head_dim).unbind(2)
-        return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    def make_input_projections(self, dim: int, qkv_bias: bool):
+        """Register the q, k, v projection(s) under the key names of the official checkpoints."""
+        raise NotImplementedError
 
     def attend(self, q, k, v, attn_mask=None, return_attn: Optional[str] = None):
         """Attention of q over (k, v), all (B, heads, L, head_dim); returns out or (out, attn)."""
@@ -109,14 +109,35 @@ class Attention(nn.Module):
         B, _, N, _ = x.shape
         return self.proj_drop(self.proj(x.transpose(1, 2).reshape(B, N, -1)))
 
+    def attend_and_merge(self, q, k, v, attn_mask=None, return_attn: Optional[str] = None):
+        """:meth:`attend`, then :meth:`merge_heads` on its output; returns out or (out, attn)."""
+        out = self.attend(q, k, v, attn_mask, return_attn)
+        if return_attn is None:
+            return self.merge_heads(out)
+        out, attn = out
+        return self.merge_heads(out), attn
+
+
+class Attention(AttentionBase):
+    """Self-attention with a fused qkv projection (keys ``qkv``, ``proj`` as in timm and the official code)."""
+
+    def make_input_projections(self, dim: int, qkv_bias: bool):
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+
+    def split_heads(self, x: torch.Tensor):
+        """(B, N, C) -> q, k, v, each (B, heads, N, head_dim) views into one qkv projection.
+
+        Unbinding the (B, N, 3, heads, head_dim) view along dim 2 (not a permuted copy's leading dim) makes
+        the backward stack the three gradients straight into the qkv layout: one copy fewer per block.
+        """
+        B, N, _ = x.shape
+        q, k, v = self.qkv(x).view(B, N, 3, self.num_heads, self.head_dim).unbind(2)
+        return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+
     def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None,
                 return_attn: Optional[str] = None, num_queries: Optional[int] = None):
         """``num_queries``: only the first n tokens query (all tokens are keys / values); output (B, n, C)."""
         q, k, v = self.split_heads(x)
         if num_queries is not None:
             q = q[:, :, :num_queries]
-        out = self.attend(q, k, v, attn_mask, return_attn)
-        if return_attn is None:
-            return self.merge_heads(out)
-        out, attn = out
-        return self.merge_heads(out), attn
+        return self.attend_and_merge(q, k, v, attn_mask, return_attn)

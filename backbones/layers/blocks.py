@@ -142,22 +142,18 @@ class ParallelBlock(nn.Module):
         return x if return_attn is None else (x, torch.cat(maps, dim=1))
 
 
-class ClassAttentionBlock(nn.Module):
-    """CaiT class-attention block: updates only the class token, reading [class token, patch tokens]."""
+class ClassAttentionBlock(Block):
+    """CaiT class-attention block: updates only the class token, reading [class token, patch tokens].
+
+    The layers (and key names) of :class:`Block` with :class:`ClassAttention`, no windows; only the forward
+    differs.
+    """
 
     def __init__(self, dim: int, num_heads: int, mlp_ratio: float = 4., qkv_bias: bool = True,
                  init_values: Optional[float] = 1e-5, drop_path: float = 0., attn_drop: float = 0.,
                  proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU):
-        super().__init__()
-        self.norm1 = norm_layer(dim)
-        self.attn = ClassAttention(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
-                                   proj_drop=proj_drop)
-        self.ls1 = _make_ls(dim, init_values)
-        self.drop_path1 = _make_drop_path(drop_path)
-        self.norm2 = norm_layer(dim)
-        self.mlp = Mlp(dim, int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop)
-        self.ls2 = _make_ls(dim, init_values)
-        self.drop_path2 = _make_drop_path(drop_path)
+        super().__init__(dim, num_heads, mlp_ratio, qkv_bias, init_values, drop_path, attn_drop, proj_drop,
+                         norm_layer, act_layer, attn_layer=ClassAttention)
 
     def forward(self, x: torch.Tensor, cls_token: torch.Tensor, return_attn: Optional[str] = None):
         """x: (B, N, C) patch tokens, cls_token: (B, 1, C); returns the updated class token."""

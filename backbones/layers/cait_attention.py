@@ -5,9 +5,10 @@ Key names (``qkv``, ``proj_l``, ``proj_w``, ``proj``; ``q``, ``k``, ``v``, ``pro
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .attention import ATTN_KINDS, explicit_attention, fp32_on_cpu_autocast, sdpa
+from .attention import ATTN_KINDS, Attention, AttentionBase, fp32_on_cpu_autocast
 
 
 def mix_heads(attn: torch.Tensor, linear: nn.Linear, scale: float = 1.) -> torch.Tensor:
@@ -24,75 +25,61 @@ def mix_heads(attn: torch.Tensor, linear: nn.Linear, scale: float = 1.) -> torch
     return out.view(B, -1, N, M)
 
 
-class TalkingHeadAttention(nn.Module):
+_NO_MASKS_OR_QUERY_SUBSETS = ('TalkingHeadAttention supports neither attention masks nor query subsets '
+                              '(CaiT has no windowed attention and no prefix tokens in its trunk)')
+
+
+class TalkingHeadAttention(Attention):
     """Self-attention whose heads exchange information before and after the softmax (Shazeer et al., 2020).
 
-    The head mixing needs the full (N, N) score matrix, so this layer cannot use the fused SDPA kernel.
+    The head mixing needs the full (N, N) score matrix, so this layer cannot use the fused SDPA kernel: it is
+    :class:`Attention` (same ``qkv`` / ``proj``) with the explicit computation in :meth:`attend`.
     ``return_attn='logits'`` gives the mixed pre-softmax scores, ``'probs'`` the mixed weights applied to v.
     """
 
     def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
                  proj_drop: float = 0.):
-        super().__init__()
-        if dim % num_heads:
-            raise ValueError(f'dim={dim} is not divisible by num_heads={num_heads}')
-        self.num_heads = num_heads
-        self.head_dim = dim // num_heads
-        self.scale = self.head_dim ** -0.5
-        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
-        self.attn_drop = nn.Dropout(attn_drop)
-        self.proj = nn.Linear(dim, dim)
+        super().__init__(dim, num_heads, qkv_bias, attn_drop, proj_drop)
         self.proj_l = nn.Linear(num_heads, num_heads)
         self.proj_w = nn.Linear(num_heads, num_heads)
-        self.proj_drop = nn.Dropout(proj_drop)
 
     def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None,
                 return_attn: Optional[str] = None, num_queries: Optional[int] = None):
         if attn_mask is not None or num_queries is not None:
-            raise NotImplementedError('TalkingHeadAttention supports neither attention masks nor query '
-                                      'subsets (CaiT has no windowed attention and no prefix tokens in its trunk)')
+            raise NotImplementedError(_NO_MASKS_OR_QUERY_SUBSETS)
+        return super().forward(x, return_attn=return_attn)
+
+    def attend(self, q, k, v, attn_mask=None, return_attn: Optional[str] = None):
+        """Talking-heads attention of q over (k, v), all (B, heads, N, head_dim); returns out or (out, attn)."""
+        if attn_mask is not None:  # e.g. from window_attention
+            raise NotImplementedError(_NO_MASKS_OR_QUERY_SUBSETS)
         if return_attn is not None and return_attn not in ATTN_KINDS:
             raise ValueError(f"return_attn must be one of {ATTN_KINDS}, got {return_attn!r}")
-        B, N, C = x.shape
-        q, k, v = (t.transpose(1, 2) for t in self.qkv(x).view(B, N, 3, self.num_heads, self.head_dim).unbind(2))
         with fp32_on_cpu_autocast(q) as cast:
             q, k, v = cast(q), cast(k), cast(v)
             logits = mix_heads(q @ k.transpose(-2, -1), self.proj_l, self.scale)
             probs = mix_heads(logits.softmax(dim=-1), self.proj_w)
-            x = (self.attn_drop(probs) @ v).transpose(1, 2).reshape(B, N, C)
-        x = self.proj_drop(self.proj(x))
+            out = F.dropout(probs, self.attn_drop, self.training) @ v
         if return_attn is None:
-            return x
-        return x, (logits if return_attn == 'logits' else probs)
+            return out
+        return out, (logits if return_attn == 'logits' else probs)
 
 
-class ClassAttention(nn.Module):
+class ClassAttention(AttentionBase):
     """Attention of the class token (first token) over all tokens; returns the class token update (B, 1, C)."""
 
-    def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
-                 proj_drop: float = 0.):
-        super().__init__()
-        if dim % num_heads:
-            raise ValueError(f'dim={dim} is not divisible by num_heads={num_heads}')
-        self.num_heads = num_heads
-        self.head_dim = dim // num_heads
-        self.scale = self.head_dim ** -0.5
+    def make_input_projections(self, dim: int, qkv_bias: bool):
         self.q = nn.Linear(dim, dim, bias=qkv_bias)
         self.k = nn.Linear(dim, dim, bias=qkv_bias)
         self.v = nn.Linear(dim, dim, bias=qkv_bias)
-        self.attn_drop = attn_drop
-        self.proj = nn.Linear(dim, dim)
-        self.proj_drop = nn.Dropout(proj_drop)
 
-    def forward(self, x: torch.Tensor, return_attn: Optional[str] = None):
-        B, N, C = x.shape
+    def split_heads(self, x: torch.Tensor):
+        """(B, N, C) -> q of the class token (B, heads, 1, head_dim); k, v of all tokens (B, heads, N, head_dim)."""
+        B, N, _ = x.shape
         q = self.q(x[:, :1]).view(B, 1, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k(x).view(B, N, self.num_heads, self.head_dim).transpose(1, 2)
         v = self.v(x).view(B, N, self.num_heads, self.head_dim).transpose(1, 2)
-        dropout_p = self.attn_drop if self.training else 0.
-        if return_attn is None:
-            out, attn = sdpa(q, k, v, dropout_p=dropout_p), None
-        else:
-            out, attn = explicit_attention(q, k, v, self.scale, None, dropout_p, return_attn)
-        out = self.proj_drop(self.proj(out.transpose(1, 2).reshape(B, 1, C)))
-        return out if attn is None else (out, attn)
+        return q, k, v
+
+    def forward(self, x: torch.Tensor, return_attn: Optional[str] = None):
+        return self.attend_and_merge(*self.split_heads(x), return_attn=return_attn)
