@@ -14,10 +14,12 @@ from mmengine.dataset import BaseDataset
 from vitbench.registry import DATASETS
 
 IMG_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.ppm', '.bmp', '.pgm', '.tif', '.tiff', '.webp')
+SPLITS = ('train', 'val')  # the split folders of LAYOUT; ``split`` may name any other sub-folder too
 LAYOUT = """\
 <data_root>/
   train/<class>/<image>.JPEG     one folder per class, e.g. train/n01440764/n01440764_10026.JPEG
-  val/<class>/<image>.JPEG       the same class folders as train/"""
+  val/<class>/<image>.JPEG       the same class folders as train/,
+                                 e.g. val/n01440764/ILSVRC2012_val_00000293.JPEG"""
 
 
 class DatasetLayoutError(FileNotFoundError):

@@ -11,6 +11,7 @@ import pytest
 import scipy.io
 from PIL import Image
 
+from downstream.transfer.flowers import Flowers102
 from vitbench import demo_data
 from vitbench.demo_data import ade20k, cifar, coco, flowers, imagenet, render
 
@@ -316,8 +317,8 @@ def test_optional_transfer_sets_load_with_torchvision(tiny):
 
 
 def test_flowers_class_attributes_are_unique():
-    combos = [render.class_attributes(c, flowers.ATTRIBUTES) for c in range(flowers.NUM_CLASSES)]
-    assert len(set(combos)) == flowers.NUM_CLASSES
+    combos = [render.class_attributes(c, flowers.ATTRIBUTES) for c in range(Flowers102.NUM_CLASSES)]
+    assert len(set(combos)) == Flowers102.NUM_CLASSES
     combos = [render.class_attributes(c, (len(render.SHAPES), render.NUM_HUES)) for c in range(100)]
     assert len(set(combos)) == 100
 

@@ -11,12 +11,18 @@ from mmdet.datasets import CocoDataset as _MMDetCocoDataset
 
 from vitbench.registry import DATASETS
 
+# The image folders of the 2017 release and their annotation files (the configs' data_prefix and ann_file).
+SPLITS = ('train2017', 'val2017')
+ANNOTATIONS = 'annotations/instances_{split}.json'
 LAYOUT = """\
   <data_root>/                            e.g. data/coco
-    train2017/000000000009.jpg ...        the 118k training images
+    train2017/000000000009.jpg ...        the 118k training images, RGB JPEG named by image id (12 digits)
     val2017/000000000139.jpg ...          the 5k validation images
-    annotations/instances_train2017.json  COCO instances format: images, annotations (bbox, polygon or RLE
-    annotations/instances_val2017.json    segmentation, iscrowd), categories (the 80 classes)"""
+    annotations/instances_train2017.json  COCO instances format, a dict of "info", "licenses", "images",
+    annotations/instances_val2017.json    "annotations" and "categories" (the 80 classes); images[i]: id,
+                                          file_name, width, height; annotations[j]: id, image_id, category_id,
+                                          bbox [x,y,w,h], area, iscrowd, segmentation (polygons, or RLE
+                                          {"counts", "size"})"""
 
 
 @DATASETS.register_module(name='CocoDataset')

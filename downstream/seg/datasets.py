@@ -9,12 +9,17 @@ from mmseg.datasets import ADE20KDataset as _MMSegADE20KDataset
 
 from vitbench.registry import DATASETS
 
-LAYOUT = """\
+NUM_CLASSES = len(_MMSegADE20KDataset.METAINFO['classes'])  # 150; label map value k is class k - 1, 0 is ignored
+# The split folders under images/ and annotations/ (the configs' data_prefix), and the word their file names
+# carry: images/training/ADE_train_00000001.jpg.
+SPLITS = dict(training='train', validation='val')
+LAYOUT = f"""\
   <data_root>/                     the SceneParsing release, e.g. data/ade/ADEChallengeData2016
-    images/training/ADE_train_00000001.jpg ...
+    images/training/ADE_train_00000001.jpg ...         RGB JPEG
     images/validation/ADE_val_00000001.jpg ...
-    annotations/training/ADE_train_00000001.png ...    8-bit label maps, same name and size as the image:
-    annotations/validation/ADE_val_00000001.png ...    0 = other (ignored), 1..150 = the ADE20k classes"""
+    annotations/training/ADE_train_00000001.png ...    8-bit greyscale label maps, same name and size as
+    annotations/validation/ADE_val_00000001.png ...    the image: 0 = other (ignored), 1..{NUM_CLASSES} = the
+                                                       ADE20k classes"""
 
 
 @DATASETS.register_module(name='ADE20KDataset')

@@ -22,8 +22,8 @@ class CIFAR10(TransferDataset):
     LAYOUT = """\
 <data_root>/cifar-10-batches-py/
   data_batch_1 ... data_batch_5   pickled dicts: b'data' uint8 N x 3072 (R, G, B planes of 32x32),
-  test_batch                      b'labels' (class ids)
-  batches.meta                    b'label_names'"""
+  test_batch                      b'labels' (class ids 0..9), b'filenames', b'batch_label'
+  batches.meta                    b'label_names' (10), b'num_cases_per_batch', b'num_vis'"""
     SPLITS = ('train', 'test')
     OFFICIAL = dict(classes=10, train=50000, test=10000)
     FOLDER = 'cifar-10-batches-py'
@@ -73,8 +73,9 @@ class CIFAR100(CIFAR10):
     """CIFAR-100 (50,000 / 10,000 images, 100 fine classes); ``data_root`` holds ``cifar-100-python``."""
     LAYOUT = """\
 <data_root>/cifar-100-python/
-  train, test   pickled dicts: b'data' uint8 N x 3072 (R, G, B planes of 32x32), b'fine_labels' (class ids)
-  meta          b'fine_label_names'"""
+  train, test   pickled dicts: b'data' uint8 N x 3072 (R, G, B planes of 32x32), b'fine_labels' (class ids
+                0..99), b'coarse_labels' (superclass ids 0..19), b'filenames', b'batch_label'
+  meta          b'fine_label_names' (100), b'coarse_label_names' (20)"""
     OFFICIAL = dict(classes=100, train=50000, test=10000)
     FOLDER = 'cifar-100-python'
     FILES = dict(train=['train'], test=['test'])

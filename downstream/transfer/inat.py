@@ -23,21 +23,31 @@ class INaturalist(TransferDataset):
     """
     LAYOUT = """\
 <data_root>/
-  train_val<year>/<supercategory>/<category id>/<image>.jpg
-  train<year>.json, val<year>.json   {"images": [{"id", "file_name", ...}], "annotations": [{"image_id",
-                                     "category_id", ...}], "categories": [{"id", "name", ...}]}"""
+  train_valYYYY/<supercategory>/<category id>/<md5>.jpg
+  trainYYYY.json, valYYYY.json   {"info", "licenses", "images", "annotations", "categories"}: images[i] has
+                                 id, file_name (relative to <data_root>), width, height; annotations[i] has
+                                 id, image_id, category_id (0-based); categories[i] has id, name
+  categories.json                [{"id", "name", "supercategory", "kingdom", ..., "genus"}] by id (the
+                                 taxonomy; DeiT's INatDataset reads it, this reader does not)"""
     SPLITS = ('train', 'val')
+    ANNOTATIONS = '{split}{year}.json'
+    IMAGES = 'train_val{year}'
 
     def __init__(self, data_root: str, split: str, year: int = 2018, **kwargs):
         if year not in OFFICIAL:
             raise ValueError(f'INaturalist: year must be one of {tuple(OFFICIAL)}, got {year!r}')
         self.year = year
         self.OFFICIAL = OFFICIAL[year]
-        self.LAYOUT = self.LAYOUT.replace('<year>', str(year))
+        self.LAYOUT = self.layout_of(year)
         super().__init__(data_root, split, **kwargs)
 
+    @classmethod
+    def layout_of(cls, year: int) -> str:
+        """``LAYOUT`` for one year's release (YYYY has the width of a year, so the columns stay aligned)."""
+        return cls.LAYOUT.replace('YYYY', str(year))
+
     def load_split(self) -> Tuple[List[str], List[dict]]:
-        rel = f'{self.split}{self.year}.json'
+        rel = self.ANNOTATIONS.format(split=self.split, year=self.year)
         with open(self.need_file(rel)) as f:
             try:
                 data = json.load(f)
@@ -56,5 +66,5 @@ class INaturalist(TransferDataset):
                 raise self.format_error(rel, f'annotation {ann.get("id")}: image_id {ann.get("image_id")} or '
                                         f'category_id {ann.get("category_id")} is not in images / categories')
             data_list.append(dict(img_path=self.path(files[ann['image_id']]), gt_label=label[ann['category_id']]))
-        self.need_dir(f'train_val{self.year}')
+        self.need_dir(self.IMAGES.format(year=self.year))
         return [str(c.get('name', c['id'])) for c in categories], data_list

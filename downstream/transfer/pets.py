@@ -14,16 +14,20 @@ from .base import TransferDataset
 class OxfordIIITPet(TransferDataset):
     LAYOUT = """\
 <data_root>/
-  images/Abyssinian_1.jpg ...          <Breed>_<n>.jpg
-  annotations/trainval.txt, test.txt   "<image> <class id 1..37> <species> <breed id>" per line"""
+  images/Abyssinian_1.jpg ...            <Breed>_<n>.jpg
+  annotations/trainval.txt, test.txt     "<image> <class id 1..37> <species 1:cat 2:dog> <breed id>" per line
+  annotations/list.txt                   the same lines for all images, after a '#' header
+  annotations/trimaps/Abyssinian_1.png   1 = pet, 2 = background, 3 = border"""
     SPLITS = ('trainval', 'test')
     OFFICIAL = dict(classes=37, trainval=3680, test=3669)
+    IMAGES = 'images'
+    ANNOTATIONS = dict(trainval='annotations/trainval.txt', test='annotations/test.txt')
 
     def load_split(self) -> Tuple[List[str], List[dict]]:
         names: Dict[int, str] = {}
         samples = {}
         for split in self.SPLITS:
-            rel = f'annotations/{split}.txt'
+            rel = self.ANNOTATIONS[split]
             samples[split] = []
             for n, line in self.read_lines(rel):
                 if line.startswith('#'):
@@ -41,6 +45,6 @@ class OxfordIIITPet(TransferDataset):
         if sorted(names) != list(range(1, len(names) + 1)):
             raise self.format_error('annotations/', f'class ids should be 1..{len(names)}, got {sorted(names)}')
         mine = samples[self.split]
-        self.check_images('images', [f for f, _ in mine], f'annotations/{self.split}.txt')
+        self.check_images(self.IMAGES, [f for f, _ in mine], self.ANNOTATIONS[self.split])
         classes = [names[c] for c in sorted(names)]
-        return classes, [dict(img_path=self.path(f'images/{f}'), gt_label=c - 1) for f, c in mine]
+        return classes, [dict(img_path=self.path(f'{self.IMAGES}/{f}'), gt_label=c - 1) for f, c in mine]

@@ -1,6 +1,9 @@
 """Small, learnable demo datasets in the exact on-disk formats of the real ones, and a layout checker.
 
-``tools/make_demo_data.py`` is the command line; this package holds one module per format.
+``tools/make_demo_data.py`` is the command line; this package holds one module per format. Each format is
+described once, by the suite's reader of it (pretrain/data.py, downstream/seg/datasets.py,
+downstream/det/datasets.py, the modules of downstream/transfer/): the modules here take its layout text and
+its file, folder and split names, class counts and extensions from there.
 """
 from . import ade20k, aircraft, cars, cifar, coco, flowers, imagenet, inat, pets
 from .base import SCALES, DemoDataset

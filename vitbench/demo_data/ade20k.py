@@ -9,23 +9,17 @@ import os
 import numpy as np
 from PIL import Image
 
+from downstream.seg.datasets import LAYOUT, NUM_CLASSES, SPLITS
+
 from . import render
-from .base import DemoDataset, Report, list_files, split_sizes
+from .base import DemoDataset, Report, list_files, numbered_items
 from .files import save_jpg, save_png
 
 # Real ADE20k ids (mmseg's ADE20KDataset.METAINFO['classes'][id - 1] is the name).
 OTHER, BUILDING, SKY, TREE, ROAD, WINDOWPANE, GRASS, SIDEWALK, PERSON, MOUNTAIN, CAR, WATER = (
     0, 2, 3, 5, 7, 9, 10, 12, 13, 17, 21, 22)
-NUM_CLASSES = 150
-SPLITS = {'training': 'train', 'validation': 'val'}
 SIZES = {'tiny': dict(training=12, validation=6, short=64), 'small': dict(training=800, validation=200,
                                                                             short=128)}
-LAYOUT = """\
-ade20k/ADEChallengeData2016/
-  images/training/ADE_train_00000001.jpg ...      RGB JPEG
-  images/validation/ADE_val_00000001.jpg ...
-  annotations/training/ADE_train_00000001.png ... 8-bit greyscale, same size as the image,
-  annotations/validation/ADE_val_00000001.png ...  0 = other/ignore, 1..150 = ADE20k classes"""
 
 
 class Canvas:
@@ -192,8 +186,7 @@ def stem(split, k):
 
 
 def plan(scale, seed):
-    size = split_sizes(scale, SIZES)
-    return [(split, k, size['short']) for split in SPLITS for k in range(size[split])]
+    return numbered_items(scale, SIZES, SPLITS)
 
 
 def make_item(root, seed, item):
@@ -235,7 +228,7 @@ def check(root):
                                    f'(the size of images/{split}/{s}.jpg)')
                     elif int(np.asarray(im).max()) > NUM_CLASSES:
                         r.add(rel, f'label {int(np.asarray(im).max())} > {NUM_CLASSES} '
-                                   '(expected 0 = other, 1..150 = ADE20k classes)')
+                                   f'(expected 0 = other, 1..{NUM_CLASSES} = ADE20k classes)')
             except OSError as e:
                 r.add(rel, f'unreadable label map ({e})')
     return r.problems

@@ -1,4 +1,5 @@
 """What every demo dataset provides, and the helpers its layout checker reports problems with."""
+import json
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -7,6 +8,7 @@ import scipy.io
 from PIL import Image
 
 SCALES = ('tiny', 'small')
+COCO_LISTS = ('images', 'annotations', 'categories')  # what a COCO-style annotation file (COCO, iNat) lists
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class DemoDataset:
     """
     name: str
     data_root: str  # relative to the demo root; what configs point ``data_root`` at
-    layout: str  # the expected layout under data_root, shown with every report
+    layout: str  # the expected layout under data_root (the reader's LAYOUT), shown with every report
     plan: Callable
     make_item: Callable
     finish: Callable
@@ -84,6 +86,23 @@ class Report:
             return None
         return mat
 
+    def load_coco_json(self, rel, what):
+        """A COCO-style annotation file (COCO's, iNaturalist's) as a dict with a list under each of
+        ``COCO_LISTS``, or None (and a problem). ``what`` says what the file is when it is missing."""
+        if not self.need_file(rel, what):
+            return None
+        try:
+            with open(self.path(rel)) as f:
+                data = json.load(f)
+        except ValueError as e:
+            self.add(rel, f'not valid JSON ({e})')
+            return None
+        missing = [k for k in COCO_LISTS if not (isinstance(data, dict) and isinstance(data.get(k), list))]
+        if missing:
+            self.add(rel, f'no list under {missing} (expected lists under {", ".join(COCO_LISTS)})')
+            return None
+        return data
+
 
 def list_files(path, suffix):
     """Sorted names in ``path`` ending with ``suffix`` (case-insensitive); empty if ``path`` is missing."""
@@ -97,3 +116,10 @@ def split_sizes(scale, sizes):
     if scale not in sizes:
         raise ValueError(f'unknown scale {scale!r}; expected one of {tuple(sizes)}')
     return sizes[scale]
+
+
+def numbered_items(scale, sizes, splits):
+    """The plan of a dataset whose pictures are numbered per split: items (split, k, short side) for k in
+    0 .. ``sizes[scale][split]`` - 1, split by split."""
+    size = split_sizes(scale, sizes)
+    return [(split, k, size['short']) for split in splits for k in range(size[split])]

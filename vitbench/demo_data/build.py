@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import textwrap
 import time
 from functools import partial
 
@@ -144,5 +145,6 @@ def format_problems(ds, problems):
     shown = [f'  {p}' for p in problems[:MAX_SHOWN]]
     if len(problems) > MAX_SHOWN:
         shown.append(f'  ... and {len(problems) - MAX_SHOWN} more')
-    layout = '\n'.join('    ' + line for line in ds.layout.splitlines())
+    # The readers' layouts, some indented for their own error messages: aligned here under one margin.
+    layout = textwrap.indent(textwrap.dedent(ds.layout), '    ')
     return '\n'.join(shown) + f'\n  expected layout:\n{layout}'

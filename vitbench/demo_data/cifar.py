@@ -12,6 +12,8 @@ from functools import partial
 
 import numpy as np
 
+from downstream.transfer.cifar import CIFAR10 as CIFAR10Reader, CIFAR100 as CIFAR100Reader
+
 from . import render
 from .base import DemoDataset, Report, split_sizes
 from .files import save_py2_pickle
@@ -48,21 +50,14 @@ FINE_TO_COARSE = {CIFAR100_FINE.index(n): CIFAR100_COARSE.index(s)
 # Per split: images per class; CIFAR-10's training set is split into five equal batches like the real one.
 SIZES = {'cifar10': {'tiny': dict(train=5, test=2), 'small': dict(train=500, test=100)},
          'cifar100': {'tiny': dict(train=2, test=1), 'small': dict(train=50, test=10)}}
-LAYOUT10 = """\
-cifar10/cifar-10-batches-py/
-  data_batch_1 ... data_batch_5   pickled dicts: b'data' uint8 N x 3072 (R, G, B planes of 32x32),
-  test_batch                      b'labels' [0..9], b'filenames', b'batch_label'
-  batches.meta                    b'label_names' (10), b'num_cases_per_batch', b'num_vis'"""
-LAYOUT100 = """\
-cifar100/cifar-100-python/
-  train, test    pickled dicts: b'data' uint8 N x 3072, b'fine_labels' [0..99], b'coarse_labels' [0..19],
-                 b'filenames', b'batch_label'
-  meta           b'fine_label_names' (100), b'coarse_label_names' (20)"""
-FOLDER = {'cifar10': 'cifar-10-batches-py', 'cifar100': 'cifar-100-python'}
+# Each version's folder, batch files, keys, splits and layout, as the suite reads them.
+READERS = {'cifar10': CIFAR10Reader, 'cifar100': CIFAR100Reader}
+# CIFAR-100's superclasses: in the real files, though the suite reads only the fine labels.
+COARSE_LABELS_KEY, COARSE_NAMES_KEY = b'coarse_labels', b'coarse_label_names'
 
 
 def num_classes(name):
-    return 10 if name == 'cifar10' else 100
+    return READERS[name].OFFICIAL['classes']
 
 
 def labels(name, seed, scale, split):
@@ -82,49 +77,47 @@ def make_item(name, root, seed, item):
     return img.transpose(2, 0, 1).reshape(-1)
 
 
+def meta(name, per_batch):
+    """The meta file's dict, keys in the order of the real one."""
+    names_key = READERS[name].NAMES_KEY
+    if name == 'cifar10':
+        return {b'num_cases_per_batch': per_batch, names_key: [c.encode() for c in CIFAR10_CLASSES],
+                b'num_vis': 3072}
+    return {names_key: [c.encode() for c in CIFAR100_FINE],
+            COARSE_NAMES_KEY: [c.encode() for c in CIFAR100_COARSE]}
+
+
 def finish(name, root, seed, scale, items, records):
+    reader = READERS[name]
     classes = CIFAR10_CLASSES if name == 'cifar10' else CIFAR100_FINE
-    out = os.path.join(root, FOLDER[name])
-    for split in ('train', 'test'):
+    out = os.path.join(root, reader.FOLDER)
+    for split in reader.SPLITS:
         rows = [(item, rec) for item, rec in zip(items, records) if item[0] == split]
         data, targets = np.stack([rec for _, rec in rows]), [item[2] for item, _ in rows]
         files = [f'{classes[t]}_s_{k + 1:06d}.png'.encode() for k, t in enumerate(targets)]
-        chunks = 5 if name == 'cifar10' and split == 'train' else 1
-        per = len(rows) // chunks
-        for b in range(chunks):
+        batches = reader.FILES[split]
+        per = len(rows) // len(batches)
+        for b, file in enumerate(batches):
             part = slice(b * per, (b + 1) * per)
-            batch = {b'batch_label': f'{split}ing batch {b + 1} of {chunks}'.encode(),  # training / testing
-                     b'data': data[part], b'filenames': files[part]}
-            if name == 'cifar10':
-                batch[b'labels'] = targets[part]
-                file = f'data_batch_{b + 1}' if split == 'train' else 'test_batch'
-            else:
-                batch[b'fine_labels'] = targets
-                batch[b'coarse_labels'] = [FINE_TO_COARSE[t] for t in targets]
-                file = split
+            batch = {b'batch_label': f'{split}ing batch {b + 1} of {len(batches)}'.encode(),  # training / testing
+                     b'data': data[part], b'filenames': files[part], reader.LABELS_KEY: targets[part]}
+            if name == 'cifar100':
+                batch[COARSE_LABELS_KEY] = [FINE_TO_COARSE[t] for t in targets[part]]
             save_py2_pickle(os.path.join(out, file), batch)
-        if name == 'cifar10' and split == 'train':
-            save_py2_pickle(os.path.join(out, 'batches.meta'), {
-                b'num_cases_per_batch': per, b'label_names': [c.encode() for c in classes], b'num_vis': 3072})
-    if name == 'cifar100':
-        save_py2_pickle(os.path.join(out, 'meta'), {
-            b'fine_label_names': [c.encode() for c in CIFAR100_FINE],
-            b'coarse_label_names': [c.encode() for c in CIFAR100_COARSE]})
+        if split == 'train':  # CIFAR-10's meta file records the size of a training batch
+            save_py2_pickle(os.path.join(out, reader.META), meta(name, per))
 
 
 def check(name, root):
+    reader = READERS[name]
     r = Report(root)
-    folder = FOLDER[name]
+    folder = reader.FOLDER
     if not r.need_dir(folder, f'the unpacked {name} python-version tarball'):
         return r.problems
-    if name == 'cifar10':
-        batches = [f'data_batch_{i}' for i in range(1, 6)] + ['test_batch']
-        label_keys, meta, meta_keys = {b'labels': 10}, 'batches.meta', {b'label_names': 10}
-    else:
-        batches, meta = ['train', 'test'], 'meta'
-        label_keys, meta_keys = {b'fine_labels': 100, b'coarse_labels': 20}, {b'fine_label_names': 100,
-                                                                               b'coarse_label_names': 20}
-    for batch in batches:
+    label_keys, meta_keys = {reader.LABELS_KEY: num_classes(name)}, {reader.NAMES_KEY: num_classes(name)}
+    if name == 'cifar100':
+        label_keys[COARSE_LABELS_KEY] = meta_keys[COARSE_NAMES_KEY] = len(CIFAR100_COARSE)
+    for batch in [file for split in reader.SPLITS for file in reader.FILES[split]]:
         d = load(r, f'{folder}/{batch}')
         if d is None:
             continue
@@ -140,10 +133,10 @@ def check(name, root):
             if not (isinstance(values, list) and len(values) == len(data)
                     and all(0 <= v < n for v in values)):
                 r.add(f'{folder}/{batch}', f'{key} is not a list of {len(data)} class ids in [0, {n})')
-    d = load(r, f'{folder}/{meta}')
+    d = load(r, f'{folder}/{reader.META}')
     for key, n in meta_keys.items():
         if d is not None and len(d.get(key, [])) != n:
-            r.add(f'{folder}/{meta}', f'{key} should list {n} class names, got {len(d.get(key, []))}')
+            r.add(f'{folder}/{reader.META}', f'{key} should list {n} class names, got {len(d.get(key, []))}')
     return r.problems
 
 
@@ -164,14 +157,14 @@ def load(r, rel):
 
 
 def plan(name, scale, seed):
-    return [(split, k, label) for split in ('train', 'test')
+    return [(split, k, label) for split in READERS[name].SPLITS
             for k, label in enumerate(labels(name, seed, scale, split))]
 
 
-def _dataset(name, layout):  # partials, not lambdas: items are made in worker processes
-    return DemoDataset(name, name, layout, partial(plan, name), partial(make_item, name),
+def _dataset(name):  # partials, not lambdas: items are made in worker processes
+    return DemoDataset(name, name, READERS[name].LAYOUT, partial(plan, name), partial(make_item, name),
                        partial(finish, name), partial(check, name))
 
 
-CIFAR10 = _dataset('cifar10', LAYOUT10)
-CIFAR100 = _dataset('cifar100', LAYOUT100)
+CIFAR10 = _dataset('cifar10')
+CIFAR100 = _dataset('cifar100')

@@ -6,15 +6,16 @@ polygons, so the ground truth is exact: fed back as predictions it scores AP = 1
 of the images hold a crowd (``iscrowd=1``, uncompressed RLE as in the real files). Instances never
 overlap, since an occluded object's visible outline would no longer be its drawn polygon.
 """
-import json
 import math
 import os
 
 import numpy as np
 from pycocotools import mask as mask_utils
 
+from downstream.det.datasets import ANNOTATIONS, LAYOUT, SPLITS
+
 from . import render
-from .base import DemoDataset, Report, split_sizes
+from .base import DemoDataset, Report, numbered_items
 from .files import save_jpg, save_json
 
 # All 80 categories, with their real ids and supercategories, as every instances_*.json lists them: the
@@ -36,18 +37,9 @@ _IDS = [i for i in range(1, 91) if i not in (12, 26, 29, 30, 45, 66, 68, 69, 71,
 _NAMES = [(sup, name.replace('_', ' ')) for sup, names in _SUPERCATEGORIES for name in names.split()]
 CATEGORIES = [dict(supercategory=sup, id=i, name=name) for i, (sup, name) in zip(_IDS, _NAMES, strict=True)]
 DRAWN = [c for c in CATEGORIES if c['name'] in ('person', 'car', 'stop sign', 'sports ball', 'kite', 'tv')]
-SPLITS = ('train2017', 'val2017')
 FIRST_ID = {'train2017': 1, 'val2017': 100001}  # ids are unique across splits, as in the real data
 SIZES = {'tiny': dict(train2017=12, val2017=6, short=96),
          'small': dict(train2017=800, val2017=200, short=128)}
-LAYOUT = """\
-coco/
-  train2017/000000000001.jpg ...          RGB JPEG, named by image id (12 digits)
-  val2017/000000100001.jpg ...
-  annotations/instances_train2017.json    {"info", "licenses", "images", "annotations", "categories"}
-  annotations/instances_val2017.json      images[i]: id, file_name, width, height; annotations[j]: id,
-                                          image_id, category_id, bbox [x,y,w,h], area, iscrowd,
-                                          segmentation (polygons, or RLE {"counts", "size"})"""
 
 
 def parts(name, rng, cx, cy, r):
@@ -163,8 +155,7 @@ def image_with_instances(rng, h, w):
 
 
 def plan(scale, seed):
-    size = split_sizes(scale, SIZES)
-    return [(split, k, size['short']) for split in SPLITS for k in range(size[split])]
+    return numbered_items(scale, SIZES, SPLITS)
 
 
 def make_item(root, seed, item):
@@ -185,7 +176,7 @@ def make_item(root, seed, item):
 def finish(root, seed, scale, items, records):
     for split in SPLITS:
         mine = [rec for item, rec in zip(items, records) if item[0] == split]
-        save_json(os.path.join(root, 'annotations', f'instances_{split}.json'), dict(
+        save_json(os.path.join(root, ANNOTATIONS.format(split=split)), dict(
             info=dict(description='vitbench demo data in the COCO 2017 instances format', url='',
                       version='1.0', year=2017, contributor='vitbench tools/make_demo_data.py',
                       date_created='2017/09/01'),
@@ -198,19 +189,10 @@ def finish(root, seed, scale, items, records):
 def check(root):
     r = Report(root)
     for split in SPLITS:
-        rel = f'annotations/instances_{split}.json'
+        rel = ANNOTATIONS.format(split=split)
         have_images = r.need_dir(split, f'the {split} JPEGs named by image id')
-        if not r.need_file(rel, 'the COCO instances annotation file'):
-            continue
-        try:
-            with open(r.path(rel)) as f:
-                data = json.load(f)
-        except ValueError as e:
-            r.add(rel, f'not valid JSON ({e})')
-            continue
-        missing = [k for k in ('images', 'annotations', 'categories') if not isinstance(data.get(k), list)]
-        if missing:
-            r.add(rel, f'no list under {missing} (expected keys images, annotations, categories)')
+        data = r.load_coco_json(rel, 'the COCO instances annotation file')
+        if data is None:
             continue
         categories = {c.get('id') for c in data['categories']}
         sizes = {}

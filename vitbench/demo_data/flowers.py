@@ -10,25 +10,22 @@ import os
 
 import numpy as np
 
+from downstream.transfer.flowers import SETID_KEYS, Flowers102
+
 from . import render
 from .base import DemoDataset, Report, list_files, split_sizes
 from .files import save_jpg, save_mat
 
-NUM_CLASSES = 102
 ATTRIBUTES = (6, render.NUM_HUES, 3)  # petals 3..8, hue, centre colour: 216 combinations >= 102 classes
-SIZES = {'tiny': dict(trnid=1, valid=1, tstid=1, short=48),  # images per class and split
+SETS = tuple(dict.fromkeys(k for keys in SETID_KEYS.values() for k in keys))  # setid.mat: trnid, valid, tstid
+SIZES = {'tiny': dict(trnid=1, valid=1, tstid=1, short=48),  # images per class and set
          'small': dict(trnid=10, valid=10, tstid=10, short=80)}
-LAYOUT = """\
-flowers102/
-  jpg/image_00001.jpg ...   RGB JPEG, numbered from 1
-  imagelabels.mat           labels: 1 x N, class 1..102 of image_{i:05d}.jpg
-  setid.mat                 trnid, valid, tstid: 1 x k image numbers (1-based), disjoint"""
 
 
 def plan(scale, seed):
     """Items (image number, class, split); splits interleave like the real ones (not sorted by class)."""
     size = split_sizes(scale, SIZES)
-    pairs = [(c, split) for split in ('trnid', 'valid', 'tstid') for c in range(NUM_CLASSES)
+    pairs = [(c, split) for split in SETS for c in range(Flowers102.NUM_CLASSES)
              for _ in range(size[split])]
     order = render.item_rng(seed, 'flowers102', 'order').permutation(len(pairs))
     return [(i + 1, *pairs[j], size['short']) for i, j in enumerate(order)]
@@ -40,45 +37,45 @@ def make_item(root, seed, item):
     petals, hue, centre = render.class_attributes(c, ATTRIBUTES)
     img, _ = render.object_image(rng, *render.random_size(rng, short), ('rose', 3 + petals), hue,
                                  centre=centre, fill=(0.5, 0.9), occlude=False)
-    save_jpg(os.path.join(root, 'jpg', f'image_{number:05d}.jpg'), img)
+    save_jpg(os.path.join(root, Flowers102.IMAGES, Flowers102.image_name(number)), img)
 
 
 def finish(root, seed, scale, items, records):
     labels = np.array([c + 1 for _, c, _, _ in items], np.uint8)  # items are in image-number order
-    save_mat(os.path.join(root, 'imagelabels.mat'), {'labels': labels})
-    save_mat(os.path.join(root, 'setid.mat'), {
-        split: np.array(sorted(n for n, _, s, _ in items if s == split), np.uint16)
-        for split in ('trnid', 'valid', 'tstid')})
+    save_mat(os.path.join(root, Flowers102.LABELS), {'labels': labels})
+    save_mat(os.path.join(root, Flowers102.SETID), {
+        split: np.array(sorted(n for n, _, s, _ in items if s == split), np.uint16) for split in SETS})
 
 
 def check(root):
     r = Report(root)
-    have_jpg = r.need_dir('jpg', 'the images of 102flowers.tgz, image_00001.jpg ...')
-    labels = r.load_mat('imagelabels.mat', ['labels'])
-    ids = r.load_mat('setid.mat', ['trnid', 'valid', 'tstid'])
+    images, labels_file, setid_file = Flowers102.IMAGES, Flowers102.LABELS, Flowers102.SETID
+    have_jpg = r.need_dir(images, f'the images of 102flowers.tgz, {Flowers102.image_name(1)} ...')
+    labels = r.load_mat(labels_file, ['labels'])
+    ids = r.load_mat(setid_file, list(SETS))
     if labels is not None:
         lab = labels['labels']
-        if lab.shape[0] != 1 or not (1 <= lab.min() and lab.max() <= NUM_CLASSES):
-            r.add('imagelabels.mat', f'labels should be 1 x N with values in 1..{NUM_CLASSES}, got shape '
-                                     f'{lab.shape}, values {lab.min()}..{lab.max()}')
+        if lab.shape[0] != 1 or not (1 <= lab.min() and lab.max() <= Flowers102.NUM_CLASSES):
+            r.add(labels_file, f'labels should be 1 x N with values in 1..{Flowers102.NUM_CLASSES}, got shape '
+                               f'{lab.shape}, values {lab.min()}..{lab.max()}')
         n = lab.size
         if have_jpg:
-            names = set(list_files(r.path('jpg'), '.jpg'))
-            missing = [f'image_{i:05d}.jpg' for i in range(1, n + 1) if f'image_{i:05d}.jpg' not in names]
+            names = set(list_files(r.path(images), '.jpg'))
+            missing = [Flowers102.image_name(i) for i in range(1, n + 1) if Flowers102.image_name(i) not in names]
             for name in missing[:20]:
-                r.add(f'jpg/{name}', 'missing (imagelabels.mat labels it)')
+                r.add(f'{images}/{name}', f'missing ({labels_file} labels it)')
             if len(missing) > 20:
-                r.add('jpg/', f'... and {len(missing) - 20} more of the {n} labeled images are missing')
+                r.add(f'{images}/', f'... and {len(missing) - 20} more of the {n} labeled images are missing')
         if ids is not None:
             seen = set()
-            for split in ('trnid', 'valid', 'tstid'):
+            for split in SETS:
                 v = ids[split].ravel().tolist()
                 if ids[split].shape[0] != 1 or not all(1 <= i <= n for i in v):
-                    r.add('setid.mat', f'{split} should be 1 x k image numbers in 1..{n}')
+                    r.add(setid_file, f'{split} should be 1 x k image numbers in 1..{n}')
                 if seen & set(v):
-                    r.add('setid.mat', f'{split} shares images with another split')
+                    r.add(setid_file, f'{split} shares images with another split')
                 seen |= set(v)
     return r.problems
 
 
-DATASET = DemoDataset('flowers102', 'flowers102', LAYOUT, plan, make_item, finish, check)
+DATASET = DemoDataset('flowers102', 'flowers102', Flowers102.LAYOUT, plan, make_item, finish, check)

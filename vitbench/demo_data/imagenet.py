@@ -4,6 +4,8 @@ The demo uses the first ten ImageNet-1k synsets; class = (shape, hue) of the obj
 """
 import os
 
+from pretrain.data import IMG_EXTENSIONS, LAYOUT, SPLITS
+
 from . import render
 from .base import DemoDataset, Report, list_files, split_sizes
 from .files import save_jpg
@@ -12,11 +14,6 @@ from .files import save_jpg
 WNIDS = ('n01440764', 'n01443537', 'n01484850', 'n01491361', 'n01494475', 'n01496331', 'n01498041',
          'n01514668', 'n01514859', 'n01518878')
 SIZES = {'tiny': dict(train=4, val=2, short=48), 'small': dict(train=260, val=50, short=80)}  # per class
-EXTENSIONS = ('.jpeg', '.jpg', '.png')
-LAYOUT = """\
-imagenet/
-  train/<wnid>/<wnid>_<n>.JPEG           one folder per class (e.g. n01440764/)
-  val/<wnid>/ILSVRC2012_val_<8 digits>.JPEG   the same class folders as train/"""
 
 
 def file_name(split, c, k):
@@ -27,7 +24,7 @@ def file_name(split, c, k):
 
 def plan(scale, seed):
     size = split_sizes(scale, SIZES)
-    return [(split, c, k, size['short']) for split in ('train', 'val') for c in range(len(WNIDS))
+    return [(split, c, k, size['short']) for split in SPLITS for c in range(len(WNIDS))
             for k in range(size[split])]
 
 
@@ -46,7 +43,7 @@ def finish(root, seed, scale, items, records):
 def check(root):
     r = Report(root)
     classes = {}
-    for split in ('train', 'val'):
+    for split in SPLITS:
         if not r.need_dir(split, 'one sub-folder of images per class'):
             continue
         names = sorted(d for d in os.listdir(r.path(split)) if os.path.isdir(r.path(f'{split}/{d}')))
@@ -54,10 +51,9 @@ def check(root):
             r.add(f'{split}/', 'no class folders (expected one per class, e.g. n01440764/)')
         classes[split] = names
         for d in names:
-            images = list_files(r.path(f'{split}/{d}'), '')
-            images = [n for n in images if n.lower().endswith(EXTENSIONS)]
-            if not images:
-                r.add(f'{split}/{d}/', f'no images (expected files ending in {EXTENSIONS})')
+            images = [n for n in list_files(r.path(f'{split}/{d}'), '') if n.lower().endswith(IMG_EXTENSIONS)]
+            if not images:  # the extensions the reader takes, so the check passes whatever the reader reads
+                r.add(f'{split}/{d}/', f'no images (expected files ending in {IMG_EXTENSIONS})')
             else:  # decoding a million headers is slow; one per class catches wrong formats
                 r.image_size(f'{split}/{d}/{images[0]}')
     if len(classes) == 2 and classes['train'] != classes['val']:

@@ -6,8 +6,9 @@
 INatDataset reads. Category ids are 0-based as in the real files. The demo has ten real species.
 """
 import hashlib
-import json
 import os
+
+from downstream.transfer.inat import INaturalist
 
 from . import render
 from .base import DemoDataset, Report, split_sizes
@@ -31,20 +32,13 @@ SPECIES = (  # (name, supercategory, kingdom, phylum, class, order, family, genu
     ('Taraxacum officinale', 'Plantae', 'Plantae', 'Tracheophyta', 'Magnoliopsida', 'Asterales', 'Asteraceae',
      'Taraxacum'))
 TAXONOMY = ('name', 'supercategory', 'kingdom', 'phylum', 'class', 'order', 'family', 'genus')
-SPLITS = ('train', 'val')
+YEAR = 2018  # the release the demo copies; 2019 has the same format under other names
 SIZES = {'tiny': dict(train=2, val=1, short=48), 'small': dict(train=40, val=10, short=80)}  # per species
-LAYOUT = """\
-inat2018/
-  train_val2018/<supercategory>/<category id>/<md5>.jpg
-  train2018.json, val2018.json   {"info", "licenses", "images", "annotations", "categories"}: images[i] has
-                                 id, file_name (relative to inat2018/), width, height; annotations[i] has
-                                 id, image_id, category_id (0-based)
-  categories.json                [{"id", "name", "supercategory", "kingdom", ..., "genus"}] by id"""
 
 
 def plan(scale, seed):
     size = split_sizes(scale, SIZES)
-    pairs = [(split, c) for split in SPLITS for c in range(len(SPECIES)) for _ in range(size[split])]
+    pairs = [(split, c) for split in INaturalist.SPLITS for c in range(len(SPECIES)) for _ in range(size[split])]
     return [(i + 1, split, c, size['short']) for i, (split, c) in enumerate(pairs)]
 
 
@@ -55,7 +49,7 @@ def make_item(root, seed, item):
     h, w = render.random_size(rng, short)
     img, _ = render.object_image(rng, h, w, render.SHAPES[shape], hue)
     digest = hashlib.md5(f'{seed}/{image_id}'.encode()).hexdigest()
-    file_name = f'train_val2018/{SPECIES[c][1]}/{c}/{digest}.jpg'
+    file_name = f'{INaturalist.IMAGES.format(year=YEAR)}/{SPECIES[c][1]}/{c}/{digest}.jpg'
     save_jpg(os.path.join(root, file_name), img)
     return dict(id=image_id, file_name=file_name, width=w, height=h, license=1, rights_holder='vitbench')
 
@@ -63,9 +57,9 @@ def make_item(root, seed, item):
 def finish(root, seed, scale, items, records):
     categories = [dict(id=c, **dict(zip(TAXONOMY, s))) for c, s in enumerate(SPECIES)]
     save_json(os.path.join(root, 'categories.json'), categories)
-    for split in SPLITS:
+    for split in INaturalist.SPLITS:
         mine = [(item, image) for item, image in zip(items, records) if item[1] == split]
-        save_json(os.path.join(root, f'{split}2018.json'), dict(
+        save_json(os.path.join(root, INaturalist.ANNOTATIONS.format(split=split, year=YEAR)), dict(
             info=dict(description='vitbench demo data in the iNaturalist 2018 format', year=2018),
             licenses=[dict(id=1, name='procedurally generated, no restrictions', url='')],
             images=[image for _, image in mine],
@@ -76,18 +70,10 @@ def finish(root, seed, scale, items, records):
 
 def check(root):
     r = Report(root)
-    for split in SPLITS:
-        rel = f'{split}2018.json'
-        if not r.need_file(rel, 'the COCO-style iNaturalist annotation file'):
-            continue
-        try:
-            with open(r.path(rel)) as f:
-                data = json.load(f)
-        except ValueError as e:
-            r.add(rel, f'not valid JSON ({e})')
-            continue
-        if not all(isinstance(data.get(k), list) for k in ('images', 'annotations', 'categories')):
-            r.add(rel, 'expected lists under images, annotations and categories')
+    for split in INaturalist.SPLITS:
+        rel = INaturalist.ANNOTATIONS.format(split=split, year=YEAR)
+        data = r.load_coco_json(rel, 'the COCO-style iNaturalist annotation file')
+        if data is None:
             continue
         ids = {c['id'] for c in data['categories']}
         images = {}
@@ -102,4 +88,4 @@ def check(root):
     return r.problems
 
 
-DATASET = DemoDataset('inat2018', 'inat2018', LAYOUT, plan, make_item, finish, check)
+DATASET = DemoDataset('inat2018', 'inat2018', INaturalist.layout_of(YEAR), plan, make_item, finish, check)

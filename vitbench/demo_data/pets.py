@@ -10,6 +10,8 @@ import os
 import numpy as np
 from scipy import ndimage
 
+from downstream.transfer.pets import OxfordIIITPet
+
 from . import render
 from .base import DemoDataset, Report, list_files, split_sizes
 from .files import save_jpg, save_png, save_text
@@ -27,18 +29,12 @@ SIZES = {'tiny': dict(trainval=1, test=1, short=48),  # images per breed and spl
 HEADER = ['#Image CLASS-ID SPECIES BREED ID', '#ID: 1:37 Class ids', '#SPECIES: 1:Cat 2:Dog',
           '#BREED ID: 1-25:Cat 1:12:Dog', '#All images with 1st letter as captial are cat images',
           '#images with small first letter are dog images']
-LAYOUT = """\
-oxford-iiit-pet/
-  images/Abyssinian_1.jpg ...             <Breed>_<n>.jpg
-  annotations/list.txt                    '#' header, then "<image> <class 1..37> <species 1|2> <breed id>"
-  annotations/trainval.txt, test.txt      the same lines, no header
-  annotations/trimaps/Abyssinian_1.png    1 = pet, 2 = background, 3 = border"""
 
 
 def plan(scale, seed):
     size = split_sizes(scale, SIZES)
     items, n = [], 0
-    for split in ('trainval', 'test'):
+    for split in OxfordIIITPet.SPLITS:
         for c in range(len(BREEDS)):
             for k in range(size[split]):
                 n += 1
@@ -59,15 +55,14 @@ def make_item(root, seed, item):
     img, mask = render.object_image(rng, *render.random_size(rng, short), render.SHAPES[shape], hue)
     border = ndimage.binary_dilation(mask, iterations=1) & ~ndimage.binary_erosion(mask, iterations=1)
     trimap = np.where(border, 3, np.where(mask, 1, 2)).astype(np.uint8)
-    save_jpg(os.path.join(root, 'images', image + '.jpg'), img)
+    save_jpg(os.path.join(root, OxfordIIITPet.IMAGES, image + '.jpg'), img)
     save_png(os.path.join(root, 'annotations', 'trimaps', image + '.png'), trimap)
 
 
 def finish(root, seed, scale, items, records):
-    lines = {split: [line(c, image) for s, c, image, _ in items if s == split]
-             for split in ('trainval', 'test')}
-    save_text(os.path.join(root, 'annotations', 'trainval.txt'), lines['trainval'])
-    save_text(os.path.join(root, 'annotations', 'test.txt'), lines['test'])
+    lines = {split: [line(c, image) for s, c, image, _ in items if s == split] for split in OxfordIIITPet.SPLITS}
+    for split, rel in OxfordIIITPet.ANNOTATIONS.items():
+        save_text(os.path.join(root, rel), lines[split])
     save_text(os.path.join(root, 'annotations', 'list.txt'), HEADER + sorted(
         lines['trainval'] + lines['test'], key=lambda s: (s.split()[0].rsplit('_', 1)[0].lower(),
                                                           int(s.split()[0].rsplit('_', 1)[1]))))
@@ -75,12 +70,11 @@ def finish(root, seed, scale, items, records):
 
 def check(root):
     r = Report(root)
-    have_images = r.need_dir('images', '<Breed>_<n>.jpg pictures')
+    have_images = r.need_dir(OxfordIIITPet.IMAGES, '<Breed>_<n>.jpg pictures')
     have_trimaps = r.need_dir('annotations/trimaps', 'one .png pet / background / border map per image')
-    images = set(n[:-4] for n in list_files(r.path('images'), '.jpg'))
+    images = set(n[:-4] for n in list_files(r.path(OxfordIIITPet.IMAGES), '.jpg'))
     trimaps = set(n[:-4] for n in list_files(r.path('annotations/trimaps'), '.png'))
-    for split in ('trainval', 'test'):
-        rel = f'annotations/{split}.txt'
+    for rel in OxfordIIITPet.ANNOTATIONS.values():
         if not r.need_file(rel, '"<image> <class 1..37> <species 1|2> <breed id>" lines'):
             continue
         with open(r.path(rel)) as f:
@@ -93,10 +87,10 @@ def check(root):
                     r.add(rel, f'line {i} {text.strip()!r}: expected "<image> <class 1..37> <species> '
                                '<breed id>"')
                 elif have_images and fields[0] not in images:
-                    r.add(f'images/{fields[0]}.jpg', f'missing (listed in {rel})')
+                    r.add(f'{OxfordIIITPet.IMAGES}/{fields[0]}.jpg', f'missing (listed in {rel})')
                 elif have_trimaps and fields[0] not in trimaps:
                     r.add(f'annotations/trimaps/{fields[0]}.png', f'missing (listed in {rel})')
     return r.problems
 
 
-DATASET = DemoDataset('oxford_iiit_pet', 'oxford-iiit-pet', LAYOUT, plan, make_item, finish, check)
+DATASET = DemoDataset('oxford_iiit_pet', 'oxford-iiit-pet', OxfordIIITPet.LAYOUT, plan, make_item, finish, check)
