@@ -6,18 +6,24 @@
 weights come from:
 
 * a pre-training run (``experiment.task='pretrain'``): ``dict(recipe='mae', epochs=<epochs trained>)``;
-* a fine-tuning run: the pre-training of the checkpoint it started from (:func:`pretrain_of`, which every
+* a fine-tuning run: the pre-training of the checkpoint it started from (:func:`origin_of`, which every
   run's ``result.json`` reports too), plus
   ``finetune=dict(mode='full'|'attention'|'linear', epochs=..., dataset=..., img_size=...)``.
+
+``meta['device_hours']`` is what all the training behind the weights cost (device-hours, as
+``vitbench.engine.run_cost`` measures them): the run's own plus what its starting checkpoint carried (nothing
+for a run from scratch). Every run started from the file reports it as ``cost.pretrain_device_hours``.
 """
+import numbers
 import os.path as osp
-from typing import Optional
+from typing import Optional, Tuple
 
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.runner import EpochBasedTrainLoop
 
-from backbones.checkpoint import read_checkpoint, save_checkpoint
+from backbones.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
+from vitbench.engine.run_cost import meter_of
 from vitbench.registry import HOOKS
 
 
@@ -35,26 +41,42 @@ def planned_epochs(runner) -> int:
     return int(loop.max_iters // max(len(runner.train_dataloader), 1))
 
 
-def pretrain_of(experiment: dict, cfg) -> dict:
-    """What a run's backbone weights came from: the config's word (``experiment.pretrain``), else the
-    ``meta['pretrain']`` this hook wrote into the checkpoint the run starts from, else ``scratch``."""
-    if experiment.get('pretrain'):
-        return dict(experiment['pretrain'])
+def origin_of(experiment: dict, cfg) -> Tuple[dict, Optional[float]]:
+    """What a run's backbone weights came from, and the device-hours of the training behind them.
+
+    The first: the config's word (``experiment.pretrain``), else the ``meta['pretrain']`` this hook wrote into
+    the checkpoint the run starts from, else ``scratch``. The second: that checkpoint's ``meta['device_hours']``;
+    None when the run starts from scratch or its checkpoint does not say."""
     checkpoint = experiment.get('checkpoint') or _backbone_checkpoint(cfg)
+    meta = _meta_of(checkpoint)
+    hours = meta.get('device_hours')
+    hours = float(hours) if isinstance(hours, numbers.Real) and not isinstance(hours, bool) else None
+    if experiment.get('pretrain'):
+        return dict(experiment['pretrain']), hours
     if checkpoint is None:
-        return dict(recipe='scratch', epochs=0, checkpoint=None)
+        return dict(recipe='scratch', epochs=0, checkpoint=None), None
     pretrain = dict(recipe='unknown', epochs=None)
-    if osp.isfile(checkpoint):
-        meta = read_checkpoint(checkpoint)
-        if isinstance(meta, dict):
-            pretrain.update((meta.get('meta') or {}).get('pretrain') or {})
+    pretrain.update(meta.get('pretrain') or {})
     pretrain['checkpoint'] = checkpoint
-    return pretrain
+    return pretrain, hours
 
 
 def _backbone_checkpoint(cfg) -> Optional[str]:
     init_cfg = cfg.get('model', {}).get('backbone', {}).get('init_cfg') or {}
     return init_cfg.get('checkpoint') if init_cfg.get('type') == 'Pretrained' else None
+
+
+def _meta_of(checkpoint: Optional[str]) -> dict:
+    """The ``meta`` of a backbone.pth; {} for other formats, a missing path or a file that weights_only
+    loading refuses (provenance is a report: it must not fail the run)."""
+    if checkpoint is None or not osp.isfile(checkpoint):
+        return {}
+    try:
+        content = read_checkpoint(checkpoint)
+    except CheckpointError:
+        return {}
+    meta = content.get('meta') if isinstance(content, dict) else None
+    return meta if isinstance(meta, dict) else {}
 
 
 @HOOKS.register_module()
@@ -69,6 +91,9 @@ class BackboneExportHook(Hook):
     def __init__(self, recipe: Optional[str] = None, filename: str = 'backbone.pth'):
         self.recipe, self.filename = recipe, filename
         self._recipe = None
+
+    def before_run(self, runner) -> None:
+        meter_of(runner).start()  # the clock of meta['device_hours'], shared with result.json's cost
 
     def before_train(self, runner) -> None:
         model = self._model(runner)
@@ -90,21 +115,25 @@ class BackboneExportHook(Hook):
         return runner.model.module if is_model_wrapper(runner.model) else runner.model
 
     def provenance(self, runner) -> dict:
+        """``backbone.pth``'s ``meta`` entries: ``pretrain`` and ``device_hours`` (see the module docstring)."""
         experiment = runner.cfg.get('experiment') or {}
+        origin, origin_hours = origin_of(experiment, runner.cfg)
+        hours = meter_of(runner).totals(runner)['device_hours'] + (origin_hours or 0.0)
         if experiment.get('task', 'pretrain') == 'pretrain':
-            return dict(recipe=self._recipe, epochs=trained_epochs(runner))
-        origin = {k: v for k, v in pretrain_of(experiment, runner.cfg).items() if k != 'checkpoint'}
+            return dict(pretrain=dict(recipe=self._recipe, epochs=trained_epochs(runner)), device_hours=hours)
+        origin.pop('checkpoint', None)
         model = self._model(runner)
         origin['finetune'] = dict(mode=getattr(model, 'trainable', 'all').replace('all', 'full'),
                                   epochs=trained_epochs(runner), dataset=experiment.get('dataset'),
                                   img_size=list(model.backbone.patch_embed.img_size))
-        return origin
+        return dict(pretrain=origin, device_hours=hours)
 
     def after_train(self, runner) -> None:
+        meter_of(runner).stop()  # training ends here, so that result.json reports the same device-hours
         if runner.rank != 0:
             return
         model = self._model(runner)
         path = osp.join(runner.work_dir, self.filename)
         save_checkpoint(path, model.backbone, arch=model.arch, overrides=dict(model.backbone_overrides),
-                        meta=dict(pretrain=self.provenance(runner)))
+                        meta=self.provenance(runner))
         runner.logger.info(f'backbone exported to {path}')

@@ -17,3 +17,11 @@ def vitbench_scope():
     """For modules whose tests build from the vitbench registries by bare type names: set per test, not at
     import, since another module's scope may be current when a test runs."""
     init_default_scope('vitbench')
+
+
+@pytest.fixture
+def checkpoint_policy():
+    """For tests that torch.load runner checkpoints themselves, as a user's script would: install the policy
+    that tools/train.py installs (vitbench.engine.checkpoint_policy)."""
+    from vitbench.engine.checkpoint_policy import install_checkpoint_policy
+    install_checkpoint_policy()

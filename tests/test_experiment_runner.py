@@ -10,13 +10,8 @@ import pytest
 import torch
 
 from _tool_helpers import CONFIG, run_tool, train
-from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 
-
-@pytest.fixture(autouse=True)
-def _checkpoint_policy():
-    """As every entry point does (tools/train.py through vitbench.experiment.cli)."""
-    install_checkpoint_policy()
+pytestmark = pytest.mark.usefixtures('checkpoint_policy')  # as tools/train.py installs it
 
 
 def final_params(work_dir):

@@ -19,6 +19,8 @@ from vitbench import demo_data
 from downstream.backbone_swap import swap_backbone
 from vitbench.registry import MODELS
 
+pytestmark = pytest.mark.usefixtures('checkpoint_policy')  # the tests torch.load runner checkpoints
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = 'vit_demo_patch8_64'
 
@@ -62,6 +64,9 @@ def test_mae_demo_saves_resumes_exports_and_records(data_root, tmp_path):
     assert record['task'] == 'pretrain' and record['backbone'] == DEMO
     assert record['pretrain'] == dict(recipe='mae', epochs=2, checkpoint=None)
     assert exported['meta']['pretrain'] == dict(recipe='mae', epochs=2)
+    # what the weights cost travels with them: the same device-hours as the run's record (both resumed parts)
+    assert exported['meta']['device_hours'] == pytest.approx(record['cost']['total_device_hours'])
+    assert record['cost']['device_hours'] > 0 and record['cost']['pretrain_device_hours'] is None
     assert {'loss', 'reconstruction_mse'} <= record['metrics'].keys()
     # the exported encoder is the trained one (runner checkpoint) and loads into a classifier
     state = torch.load(tmp_path / 'epoch_2.pth')['state_dict']

@@ -24,6 +24,8 @@ from downstream.backbone_swap import swap_backbone
 from vitbench.experiment.cli import build_runner
 from vitbench.registry import DATASETS, MODELS
 
+pytestmark = pytest.mark.usefixtures('checkpoint_policy')  # the tests torch.load runner checkpoints
+
 REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.usefixtures('vitbench_scope')

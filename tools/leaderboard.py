@@ -5,6 +5,7 @@ value of each column marked, conflicting duplicate runs listed, paper reference 
     python tools/leaderboard.py work_dirs/demo                                # Markdown on stdout
     python tools/leaderboard.py work_dirs/demo --out work_dirs/demo/leaderboard.html   # format from the name
     python tools/leaderboard.py work_dirs/a work_dirs/b --format csv --out board.csv
+    python tools/leaderboard.py work_dirs/demo --baseline scratch                # + paired Δ vs scratch
 """
 import argparse
 import sys
@@ -21,6 +22,9 @@ def parse_args(argv=None):
                         help='md, csv or html (html embeds plots); default: from --out, else md')
     parser.add_argument('--out', metavar='FILE', help='write here instead of stdout')
     parser.add_argument('--no-paper', action='store_true', help='leave out the paper reference section')
+    parser.add_argument('--baseline', metavar='NAME',
+                        help='add the paired Δ of every row against this one: a pre-training recipe (e.g. scratch: '
+                        "each backbone's scratch row) or a backbone (its row of the same recipe)")
     return parser.parse_args(argv)
 
 
@@ -29,10 +33,11 @@ def main(argv=None) -> int:
     try:
         fmt = args.format or (format_of(args.out) if args.out else 'md')
         if args.out:
-            table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper)
+            table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper, baseline=args.baseline)
         else:
             table = build_table(args.runs)
-            sys.stdout.write(render(fmt, table, [] if args.no_paper else load_paper_tables(), args.runs))
+            sys.stdout.write(render(fmt, table, [] if args.no_paper else load_paper_tables(), args.runs,
+                                    args.baseline))
     except (LeaderboardError, ValueError) as e:
         print(f'error: {e}', file=sys.stderr)
         return 2

@@ -5,6 +5,11 @@ leaderboard), each through tools/train.py or tools/test.py in its own work dir.
     python tools/pipeline.py configs/pipelines/demo.py              # the embedded demo (what `make demo` runs)
     python tools/pipeline.py configs/pipelines/demo.py --dry-run    # the stages and their commands, nothing run
     python tools/pipeline.py configs/pipelines/paper_deit3.py --backbones deit3_small_patch16_224 --resume
+    python tools/pipeline.py configs/pipelines/demo.py --seeds 0,1,2 # every training 3 times: the spread
+
+With --seeds (or the config's seeds) every train / test stage runs once per seed, with --cfg-options
+randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain
+id and folder); a stage that depends on a seeded one starts from the same seed's run.
 
 A stage whose result.json exists is skipped (delete its work dir to redo it); a failing stage is reported and
 the stages after it are skipped, the others go on. Exit status: 0 all stages finished, 1 some did not,
@@ -27,6 +32,12 @@ def parse_args(argv=None):
     parser.add_argument('--launcher', metavar='COMMAND',
                         help="prefix of every train/test command, e.g. 'torchrun --nproc_per_node 8' (with "
                         "--launcher pytorch added); 'none': plain python. Default: the config's launcher")
+    parser.add_argument('--seeds', metavar='0,1,2',
+                        help="run every train / test stage once per seed (replaces the config's seeds; default: "
+                        "the config's, else once with each config's own seed)")
+    parser.add_argument('--baseline', metavar='NAME',
+                        help="the leaderboard row the others are compared with: a recipe label such as 'scratch', "
+                        "or a backbone name (replaces the leaderboard stages' baseline)")
     parser.add_argument('--resume', action='store_true',
                         help='stages that started but did not finish continue from their last checkpoint '
                         '(default: they start over)')
@@ -38,12 +49,21 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def _seeds(text: str) -> list:
+    """'0,1,2' → [0, 1, 2] (load_pipeline checks the list: not empty, no seed twice)."""
+    try:
+        return [int(s) for s in text.split(',')] if text.strip() else []
+    except ValueError:
+        raise PipelineError(f'--seeds {text!r}: expected whole numbers separated by commas, e.g. 0,1,2') from None
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     backbones = [b.strip() for b in args.backbones.split(',') if b.strip()] if args.backbones else None
     try:
         launcher = None if args.launcher is None else [] if args.launcher == 'none' else shlex.split(args.launcher)
-        pipeline = load_pipeline(args.config, backbones, launcher, args.work_dir)
+        seeds = None if args.seeds is None else _seeds(args.seeds)
+        pipeline = load_pipeline(args.config, backbones, launcher, args.work_dir, seeds, args.baseline)
     except PipelineError as e:
         print(f'error: {e}', file=sys.stderr)
         return 2

@@ -6,6 +6,8 @@
 # work_dirs/demo/leaderboard.{md,html}; every stage's own folder is work_dirs/demo/vit_demo_patch8_64/<stage>.
 # Stages already done (their result.json exists) are skipped, so running it again only redoes what is missing.
 # `--backbones NAME` runs the same experiments for another named variant (each config swaps its backbone).
+# No `seeds` here: every training runs once, with its config's own seed, to fit the time budget. For the spread
+# over seeds, `--seeds 0,1,2` runs each one three times (folders <stage>/seed0 ... seed2), about 3x as long.
 work_dir = 'work_dirs/demo'
 backbones = ['vit_demo_patch8_64']
 jobs = 2  # two one-thread stages at a time: on 2 cores, about 1.6x sooner than one two-thread stage at a time
@@ -47,6 +49,8 @@ stages = [
          cfg_options=_pretrain),
     dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth'],
          cfg_options=_pretrain),
+    # seeded like the others: seed k's teacher is seed k's MAE, so a dMAE row's spread includes its teacher's,
+    # as when the whole recipe (MAE, then distillation) is run again (seeds='shared' would train one teacher)
     dict(name='dmae', config='configs/demo/dmae_demo.py', depends_on=['data', 'mae'], outputs=['backbone.pth'],
          cfg_options=dict(_pretrain, **{'model.teacher.checkpoint': '{mae}/backbone.pth'})),
 ]
@@ -57,4 +61,5 @@ stages += [
     for task, (config, schedule) in _downstream.items() for init, source in _init.items()
 ]
 stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages],
-                   out='{root}/leaderboard', formats=['md', 'html']))  # of the stages above
+                   out='{root}/leaderboard', formats=['md', 'html'],  # of the stages above
+                   baseline='scratch'))  # what pre-training adds: each row against the from-scratch one

@@ -22,8 +22,10 @@ _protocol = dict(linprobe={'experiment.eval': 'linear'})  # its own leaderboard 
 
 stages = [
     dict(name='mae', config='configs/pretrain/mae_vit_tiny12h_in1k_400e.py', outputs=['backbone.pth']),
+    # the paper's teacher is one fixed MAE-Base (the official weights): with --seeds it is trained once, with the
+    # first seed, and every seed of dmae distils from it
     dict(name='mae_base_teacher', config='configs/pretrain/mae_vit_base_in1k_1600e.py', per_backbone=False,
-         outputs=['backbone.pth']),
+         outputs=['backbone.pth'], seeds='shared'),
     dict(name='dmae', config='configs/pretrain/dmae_vit_tiny12h_in1k_400e.py', depends_on=['mae_base_teacher'],
          cfg_options={'model.teacher.checkpoint': '{mae_base_teacher}/backbone.pth'}, outputs=['backbone.pth']),
 ]

@@ -51,8 +51,9 @@ class AtomicLocalBackend(LocalBackend):
 
 
 def install_checkpoint_policy() -> None:
-    """Apply the policy to this process (idempotent). The entry points call it: ``vitbench.experiment.cli``
-    (tools/train.py, tools/test.py) and the tools that read checkpoints."""
+    """Apply the policy to this process (idempotent). The entry points call it: ``build_runner`` of
+    ``vitbench.experiment.cli`` (tools/train.py, tools/test.py, any script that builds a Runner through it) and
+    the tools that read checkpoints; a script of your own that ``torch.load`` s runner checkpoints calls it too."""
     torch.serialization.add_safe_globals([*_numpy_safe_globals(), HistoryBuffer])
     copyreg.pickle(HistoryBuffer, _reduce_history_buffer)
     register_backend('local', AtomicLocalBackend, force=True, prefixes='')

@@ -39,8 +39,7 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
 
 def load_config(args: argparse.Namespace):
     """Read ``args.config``, apply ``--cfg-options``, ``--backbone`` / ``--checkpoint``, ``--work-dir`` and
-    ``--launcher``. The first call of every tool run: it also installs the checkpoint policy."""
-    install_checkpoint_policy()
+    ``--launcher``."""
     if not osp.isfile(args.config):
         raise ConfigError(f"config file '{args.config}' not found (expected a path to an mmengine config, "
                           'e.g. configs/upernet_deit3_b.py)')
@@ -98,7 +97,9 @@ def _prepare_cpu_distributed(cfg, launcher: str) -> None:
 def build_runner(cfg):
     """Build mmengine's Runner (or the config's ``runner_type``); a build failure is a ConfigError.
 
-    A config with an ``experiment`` dict gets the hook that writes ``work_dir/result.json``."""
+    A config with an ``experiment`` dict gets the hook that writes ``work_dir/result.json``. The Runner
+    saves and loads its checkpoints under the checkpoint policy, which this installs."""
+    install_checkpoint_policy()
     if cfg.get('experiment') and not any(h.get('type', '').endswith('ResultRecorderHook')
                                          for h in cfg.get('custom_hooks', [])):
         cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.ResultRecorderHook')]

@@ -11,6 +11,12 @@ tools/train.py and tools/test.py add :class:`ResultRecorderHook` to every config
 writes the record after training (the last validation's metrics, plus the final training loss) and after
 testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
 Metrics are stored as percentages, as the papers report them.
+
+``seed`` is the random seed mmengine used (``randomness.seed``, or the one it drew). ``cost`` is what the run
+took (``vitbench.engine.run_cost``: wall seconds from the start of the run to the end of training or testing,
+all processes of a resumed run included; the device; device-hours; peak memory; training images per second)
+plus the device-hours of the training behind its starting weights (``meta['device_hours']`` of that
+backbone.pth) and the sum of both.
 """
 import datetime
 import json
@@ -23,7 +29,8 @@ from mmengine.hooks import Hook
 
 from backbones import create_model
 from backbones.complexity import count_flops, count_params
-from pretrain.export import pretrain_of
+from pretrain.export import origin_of
+from vitbench.engine.run_cost import meter_of
 from vitbench.registry import HOOKS
 from vitbench.fileio import atomic_write_text
 from vitbench.results.schema import TASKS
@@ -78,18 +85,27 @@ def backbone_complexity(name: str, overrides: dict) -> dict:
     return dict(params_M=count_params(model) / 1e6, gflops=gflops)
 
 
-def build_record(cfg, metrics: Dict[str, float]) -> dict:
+def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
+                 run_cost: Optional[dict] = None) -> dict:
+    """The record of a run; ``run_cost`` is its own cost (``RunMeter.cost``), to which the record adds the
+    pre-training behind its weights (``cost`` is null without it)."""
     experiment = experiment_of(cfg)
     overrides = dict(experiment.get('backbone_overrides') or {})
+    pretrain, pretrain_hours = origin_of(experiment, cfg)
+    cost = None if run_cost is None else dict(
+        run_cost, pretrain_device_hours=pretrain_hours,
+        total_device_hours=run_cost['device_hours'] + (pretrain_hours or 0.0))
     return dict(
         task=experiment['task'],
         dataset=experiment['dataset'],
         backbone=experiment['backbone'],
         backbone_overrides=overrides,
-        pretrain=pretrain_of(experiment, cfg),
+        pretrain=pretrain,
         metrics=normalize_metrics(metrics),
         eval=experiment.get('eval', 'ss'),
         **backbone_complexity(experiment['backbone'], overrides),
+        seed=seed,
+        cost=cost,
         config=cfg.filename,
         git_commit=git_commit(),
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
@@ -104,7 +120,9 @@ def write_result(work_dir: str, record: dict) -> str:
 
 @HOOKS.register_module()
 class ResultRecorderHook(Hook):
-    """Writes ``work_dir/result.json`` after training (last validation + final loss) and after testing."""
+    """Writes ``work_dir/result.json`` after training (last validation + final loss) and after testing; drives
+    the run's cost meter (started before the run, images counted per training iteration, totals carried in
+    runner checkpoints)."""
 
     priority = 'LOWEST'  # after the other hooks have logged and saved
 
@@ -113,6 +131,19 @@ class ResultRecorderHook(Hook):
 
     def before_run(self, runner) -> None:
         experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
+        meter_of(runner).start()
+
+    def after_load_checkpoint(self, runner, checkpoint) -> None:
+        meter_of(runner).loaded(checkpoint)
+
+    def before_train(self, runner) -> None:
+        meter_of(runner).resume_if_resumed(runner)  # runner.iter is the resumed one by now
+
+    def before_train_iter(self, runner, batch_idx, data_batch=None) -> None:
+        meter_of(runner).count(data_batch)  # before, so that the checkpoint after this iteration counts it
+
+    def before_save_checkpoint(self, runner, checkpoint) -> None:
+        meter_of(runner).saving(runner, checkpoint)
 
     def after_val_epoch(self, runner, metrics=None) -> None:
         self._metrics = dict(metrics or {})
@@ -122,13 +153,17 @@ class ResultRecorderHook(Hook):
         loss = runner.message_hub.log_scalars.get('train/loss')
         if loss is not None:
             metrics['loss'] = float(loss.current())
-        self._record(runner, metrics)
+        self._record(runner, metrics, training=True)
 
     def after_test_epoch(self, runner, metrics=None) -> None:
-        self._record(runner, dict(metrics or {}))
+        self._record(runner, dict(metrics or {}), training=False)
 
-    def _record(self, runner, metrics: Dict[str, float]) -> None:
+    def _record(self, runner, metrics: Dict[str, float], training: bool) -> None:
+        meter = meter_of(runner)
+        meter.stop()
         if runner.rank != 0:
             return
-        path = write_result(runner.work_dir, build_record(runner.cfg, metrics))
+        seed = None if runner.seed is None else int(runner.seed)
+        record = build_record(runner.cfg, metrics, seed, meter.cost(runner, training))
+        path = write_result(runner.work_dir, record)
         runner.logger.info(f'result written to {path}')

@@ -114,6 +114,8 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False) -> List[s
         if spec.get('checkpoint'):  # tools/test.py has no --checkpoint: record the provenance as train.py does
             options.update({'experiment.checkpoint': resolve(pipeline, stage, spec['checkpoint']),
                             'experiment.pretrain': None})
+    if stage.seed is not None:  # the pipeline's seed wins over one in the stage's cfg_options: runs must differ
+        options['randomness.seed'] = stage.seed
     if pipeline.launcher:
         argv += ['--launcher', 'pytorch']
     if stage.swap:
@@ -190,9 +192,10 @@ class PipelineRunner:
                          f'after: {", ".join(stage.deps) or "-"}')
             if stage.kind == 'leaderboard':
                 runs = self.leaderboard_runs(stage, existing=False)
+                baseline = f' (baseline: {stage.spec["baseline"]})' if stage.spec.get('baseline') else ''
                 lines.append(f'    leaderboard of {" ".join(runs) if len(runs) < 4 else f"{len(runs)} run dirs"} '
                              f'-> {resolve(self.pipeline, stage, stage.spec["out"])}.'
-                             f'{{{",".join(stage.spec["formats"])}}}')
+                             f'{{{",".join(stage.spec["formats"])}}}{baseline}')
                 continue
             try:
                 argv = command_of(self.pipeline, stage, self.resume)
@@ -206,8 +209,9 @@ class PipelineRunner:
     def run(self) -> List[StageResult]:
         stages = self.pipeline.stages
         backbones = f', backbones {", ".join(self.pipeline.backbones)}' if self.pipeline.backbones else ''
+        seeds = f', seeds {", ".join(map(str, self.pipeline.seeds))}' if self.pipeline.seeds else ''
         jobs = f', {self.jobs} at a time' if self.jobs > 1 else ''
-        self.say(f'pipeline {self.pipeline.path}: {len(stages)} stages{backbones}{jobs}, '
+        self.say(f'pipeline {self.pipeline.path}: {len(stages)} stages{backbones}{seeds}{jobs}, '
                  f'work dir {self.pipeline.work_dir}')
         counters = {s.id: f'[{i}/{len(stages)}]' for i, s in enumerate(stages, 1)}
         pending, running = list(stages), {}
@@ -314,8 +318,10 @@ class PipelineRunner:
         spec = stage.spec
         out = resolve(self.pipeline, stage, spec['out'])
         outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}
+        # the keyword only when set, so that a write_leaderboard without it still renders the other pipelines
+        baseline = {'baseline': spec['baseline']} if spec.get('baseline') else {}
         try:
-            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True))
+            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True), **baseline)
         except (LeaderboardError, OSError, ValueError) as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
@@ -337,8 +343,8 @@ class PipelineRunner:
         self.say(f'\nsummary ({_duration(seconds)} in all)')
         for line in self.summary_lines():
             self.say('  ' + line)
-        summary = dict(pipeline=self.pipeline.path, backbones=self.pipeline.backbones, seconds=seconds,
-                       jobs=self.jobs, stages=[asdict(r) for r in self.results.values()])
+        summary = dict(pipeline=self.pipeline.path, backbones=self.pipeline.backbones, seeds=self.pipeline.seeds,
+                       seconds=seconds, jobs=self.jobs, stages=[asdict(r) for r in self.results.values()])
         atomic_write_text(json.dumps(summary, indent=2), osp.join(self.pipeline.work_dir, SUMMARY_NAME))
 
     @property

@@ -6,31 +6,45 @@ A pipeline config is an mmengine ``Config`` python file::
     backbones = ['vit_demo_patch8_64']     # per-backbone stages run once for each (--backbones replaces it)
     launcher = None                        # or e.g. ['torchrun', '--nproc_per_node', '8'] (--launcher replaces it)
     jobs = 1                               # stages run at the same time when their dependencies allow (--jobs)
+    seeds = [0, 1, 2]                      # optional: every train / test stage runs once per seed (--seeds)
     stages = [
         dict(name='data', kind='command', argv=['tools/make_demo_data.py', '--out', 'data/demo']),
         dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth']),
         dict(name='upernet_mae', config='configs/demo/upernet_demo.py', depends_on=['mae'],
              checkpoint='{mae}/backbone.pth'),
-        dict(name='leaderboard', kind='leaderboard', depends_on=['upernet_mae']),
+        dict(name='leaderboard', kind='leaderboard', depends_on=['upernet_mae'], baseline='scratch'),
     ]
 
 Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_backbone``, ``metric``, ``outputs``):
 
 * ``train`` (the default when ``config`` is given): ``tools/train.py CONFIG --work-dir DIR`` plus ``checkpoint``
-  (→ ``--checkpoint``: backbone weights), ``cfg_options`` (dict → ``--cfg-options k=v``), ``args`` (more options).
+  (→ ``--checkpoint``: backbone weights), ``cfg_options`` (dict → ``--cfg-options k=v``), ``args`` (more options),
+  ``seeds`` (``'shared'``: run once, see Seeds below).
   ``config`` is a path, or a dict {backbone: path} of each backbone's own config (``'*'``: any other backbone).
 * ``test``: ``tools/test.py CONFIG WEIGHTS --work-dir DIR`` with ``weights`` (e.g. ``'{upernet.last_checkpoint}'``),
   ``tta`` (multi-scale + flip), ``checkpoint`` (the backbone weights the model was trained from, for result.json),
-  ``cfg_options``, ``args``.
+  ``cfg_options``, ``args``, ``seeds``.
 * ``command``: ``argv`` (a ``.py`` script runs with this Python); ``creates``: a path whose existence means done.
 * ``leaderboard``: ``runs`` (folders; default: the work dirs of the train / test stages it depends on), ``out``
-  (file stem, default ``'{root}/leaderboard'``), ``formats`` (default ``['md', 'html']``), ``paper`` (default True).
+  (file stem, default ``'{root}/leaderboard'``), ``formats`` (default ``['md', 'html']``), ``paper`` (default True),
+  ``baseline`` (the row the others are compared with: a recipe label such as ``'scratch'``, or a backbone name;
+  ``--baseline`` replaces it).
 
 ``train`` and ``test`` stages run once per backbone (``per_backbone=True``; work dir ``WORK_DIR/BACKBONE/NAME``);
 ``command`` and ``leaderboard`` stages once (``WORK_DIR/NAME``). A per-backbone stage whose config is for another
 backbone gets ``--backbone NAME`` (the one-option swap). Strings may use ``{backbone}``, ``{work_dir}`` (the
 stage's own), ``{root}`` (the pipeline's) and ``{STAGE}`` / ``{STAGE.last_checkpoint}`` of a stage it depends on
-(the same backbone's instance). The run itself is :mod:`vitbench.pipeline.run`.
+(the same backbone's instance).
+
+Seeds: with ``seeds`` (or ``--seeds 0,1,2``, which replaces it) every ``train`` / ``test`` stage runs once per seed,
+with ``--cfg-options randomness.seed=K`` (after the stage's own ``cfg_options``; mmengine seeds its samplers' data
+order from it), as stage ``BACKBONE/NAME/seedK`` in ``WORK_DIR/BACKBONE/NAME/seedK``. With one seed the stage keeps
+the plain id and folder and still gets ``randomness.seed``; with no ``seeds`` at all nothing is added. Seed K of
+a stage depends on, and its ``{STAGE}`` references mean, seed K of a seeded dependency. A stage with
+``seeds='shared'`` runs once (with the first seed, plain id and folder) and every seed of its dependents uses
+that one instance (e.g. a teacher trained once). ``command`` and ``leaderboard`` stages are never seeded. A stage
+that runs once depends on every seed of its dependencies (a leaderboard's default ``runs`` hold all their work
+dirs) and may not refer to a stage that runs once per seed. The run itself is :mod:`vitbench.pipeline.run`.
 """
 import os.path as osp
 import re
@@ -43,12 +57,13 @@ from mmengine.config import Config
 STAGE_KINDS = ('train', 'test', 'command', 'leaderboard')
 _COMMON_KEYS = ('name', 'kind', 'depends_on', 'per_backbone', 'metric', 'outputs')
 _KIND_KEYS = {
-    'train': ('config', 'checkpoint', 'cfg_options', 'args'),
-    'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args'),
+    'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds'),
+    'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds'),
     'command': ('argv', 'creates'),
-    'leaderboard': ('runs', 'out', 'formats', 'paper'),
+    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline'),
 }
-_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'stages')
+_SEEDED_KINDS = ('train', 'test')
+_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages')
 _BUILTIN_FIELDS = ('backbone', 'work_dir', 'root')
 _STAGE_ATTRS = ('', '.last_checkpoint')
 _NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -60,13 +75,15 @@ class PipelineError(ValueError):
 
 @dataclass
 class Stage:
-    """One stage instance: a declared stage, for one backbone when it runs per backbone."""
-    id: str  # 'NAME' or 'BACKBONE/NAME'
+    """One stage instance: a declared stage, for one backbone when it runs per backbone, for one seed when it
+    runs per seed."""
+    id: str  # 'NAME', 'BACKBONE/NAME', 'BACKBONE/NAME/seedK' (or 'NAME/seedK')
     name: str
     kind: str
     spec: dict
     work_dir: str
     backbone: Optional[str] = None  # the backbone of a per-backbone instance
+    seed: Optional[int] = None  # the randomness.seed it runs with (None: the config's own)
     deps: List[str] = field(default_factory=list)  # ids
     refs: Dict[str, str] = field(default_factory=dict)  # template name -> id of the stage it means
     config: Optional[str] = None  # train / test
@@ -82,15 +99,17 @@ class Pipeline:
     stages: List[Stage]  # in run order: every stage after its dependencies
     launcher: List[str] = field(default_factory=list)  # prefix of train / test commands (torchrun ...)
     jobs: int = 1  # stages run at the same time
+    seeds: List[int] = field(default_factory=list)  # [] when none are given: the configs' own seeds
 
     def stage(self, stage_id: str) -> Stage:
         return next(s for s in self.stages if s.id == stage_id)
 
 
 def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Optional[List[str]] = None,
-                  work_dir: Optional[str] = None) -> Pipeline:
-    """Read and check a pipeline config; ``backbones``, ``launcher`` (``[]``: none) and ``work_dir`` replace
-    its own."""
+                  work_dir: Optional[str] = None, seeds: Optional[List[int]] = None,
+                  baseline: Optional[str] = None) -> Pipeline:
+    """Read and check a pipeline config; ``backbones``, ``launcher`` (``[]``: none), ``work_dir``, ``seeds`` and
+    the leaderboard stages' ``baseline`` replace its own."""
     if not osp.isfile(path):
         raise PipelineError(f"pipeline config '{path}' not found (e.g. configs/pipelines/demo.py)")
     try:
@@ -108,6 +127,10 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
     if not isinstance(specs, list) or not specs:
         raise PipelineError(f"{path}: missing key 'stages' (a list of dict(name=..., config=..., depends_on=[...]))")
     specs = [_check_stage(path, i, s) for i, s in enumerate(specs)]
+    if baseline is not None:  # '' drops the config's
+        for spec in specs:
+            if spec['kind'] == 'leaderboard':
+                spec['baseline'] = baseline
     by_name = {}
     for spec in specs:
         if spec['name'] in by_name:
@@ -130,8 +153,13 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
     jobs = cfg.get('jobs', 1)
     if not (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
         raise PipelineError(f"{path}: key 'jobs' is {jobs!r}, expected a whole number >= 1 (stages run at once)")
-    pipeline = Pipeline(path, work_dir, chosen, _expand(path, work_dir, specs, by_name, chosen), list(launcher),
-                        jobs)
+    if seeds is not None:
+        seeds = _check_seeds('--seeds', seeds)
+    elif cfg.get('seeds') is not None:
+        seeds = _check_seeds(f"{path}: key 'seeds'", cfg['seeds'])
+    seeds = seeds or []
+    pipeline = Pipeline(path, work_dir, chosen, _expand(path, work_dir, specs, by_name, chosen, seeds),
+                        list(launcher), jobs, seeds)
     configs: Dict[str, dict] = {}
     for stage in pipeline.stages:
         if stage.kind in ('train', 'test'):
@@ -193,6 +221,9 @@ def _check_stage(path: str, index: int, spec) -> dict:
             raise PipelineError(f"{where}: missing key 'weights' (the checkpoint to test, e.g. "
                                 "'{upernet.last_checkpoint}')")
         _expect(where, spec, 'tta', bool, 'True or False')
+    if kind in _SEEDED_KINDS and spec.get('seeds', 'shared') != 'shared':
+        raise PipelineError(f"{where}: key 'seeds' is {spec['seeds']!r}, expected 'shared' (the stage runs once, "
+                            'with the first seed, for all seeds of its dependents); leave it out to run once per seed')
     if kind == 'command':
         if not isinstance(spec.get('argv'), list) or not spec['argv']:
             raise PipelineError(f"{where}: missing key 'argv' (the command as a list, e.g. "
@@ -209,6 +240,7 @@ def _check_stage(path: str, index: int, spec) -> dict:
         if bad or not spec['formats']:
             raise PipelineError(f"{where}: key 'formats' is {spec['formats']!r}, expected some of md, csv, html")
         _expect(where, spec, 'paper', bool, 'True or False')
+        _expect(where, spec, 'baseline', str, "the name of the row to compare with, e.g. 'scratch' or a backbone")
     return spec
 
 
@@ -297,6 +329,18 @@ def _check_graph(path: str, specs: List[dict], by_name: Dict[str, dict]) -> None
         visit(spec['name'], [])
 
 
+def _check_seeds(where: str, seeds) -> List[int]:
+    # numpy's and torch's generators take 0 <= seed < 2**32; a seed given twice would be one run done twice
+    if not (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
+                                                      and 0 <= s < 2 ** 32 for s in seeds)):
+        raise PipelineError(f'{where} is {seeds!r}, expected a non-empty list of whole numbers from 0 to 2**32 - 1, '
+                            'e.g. [0, 1, 2]')
+    twice = [s for i, s in enumerate(seeds) if s in seeds[:i]]
+    if twice:
+        raise PipelineError(f'{where} is {seeds!r}: seed {twice[0]} is given twice, expected distinct seeds')
+    return list(seeds)
+
+
 def _check_backbones(path: str, names: List[str]) -> None:
     from backbones.factory import get_variant
     for name in names:
@@ -308,24 +352,43 @@ def _check_backbones(path: str, names: List[str]) -> None:
 
 # ---------------------------------------------------------------------------------------------- expansion
 
-def _expand(path, root, specs, by_name, backbones) -> List[Stage]:
+def _expand(path, root, specs, by_name, backbones, seeds) -> List[Stage]:
     instances: List[Stage] = []
 
-    def ids_of(name, backbone):
-        if not by_name[name]['per_backbone']:
-            return [name]
-        return [f'{backbone}/{name}'] if backbone else [f'{b}/{name}' for b in backbones]
+    def seeds_of(spec):
+        """(randomness.seed, id suffix) of each of a stage's instances; one seed keeps the plain id and folder."""
+        if not seeds or spec['kind'] not in _SEEDED_KINDS:
+            return [(None, None)]
+        if spec.get('seeds') == 'shared' or len(seeds) == 1:
+            return [(seeds[0], None)]
+        return [(k, f'seed{k}') for k in seeds]
+
+    def ids_of(name, backbone, suffix):
+        """The instances of stage ``name`` that an instance for ``backbone`` and seed ``suffix`` means: the same
+        backbone's and seed's where both vary by them, else all of them."""
+        spec = by_name[name]
+        chosen = [backbone] if backbone else backbones
+        suffixes = [s for _, s in seeds_of(spec)]
+        return [_stage_id(b, name, s) for b in (chosen if spec['per_backbone'] else [None])
+                for s in ([suffix] if suffix and len(suffixes) > 1 else suffixes)]
 
     for spec in specs:
+        name = spec['name']
         for backbone in (backbones if spec['per_backbone'] else [None]):
-            name = spec['name']
-            stage = Stage(id=f'{backbone}/{name}' if backbone else name, name=name, kind=spec['kind'], spec=spec,
-                          work_dir=osp.join(root, backbone, name) if backbone else osp.join(root, name),
-                          backbone=backbone)
-            stage.deps = [i for dep in spec['depends_on'] for i in ids_of(dep, backbone)]
-            stage.refs = {n: ids_of(n, backbone)[0] for n in _references(spec, path) if n in by_name}
-            instances.append(stage)
-    # run order: dependencies first, otherwise as declared (stage by stage, backbone by backbone)
+            for seed, suffix in seeds_of(spec):
+                stage_id = _stage_id(backbone, name, suffix)
+                stage = Stage(id=stage_id, name=name, kind=spec['kind'], spec=spec, backbone=backbone, seed=seed,
+                              work_dir=osp.join(root, *stage_id.split('/')))  # the folder mirrors the id
+                stage.deps = [i for dep in spec['depends_on'] for i in ids_of(dep, backbone, suffix)]
+                for ref in (n for n in _references(spec, path) if n in by_name):
+                    meant = ids_of(ref, backbone, suffix)
+                    if len(meant) > 1:  # an unseeded stage referring to a per-seed one: which seed's?
+                        raise PipelineError(f"{path}: stage '{name}': runs once for all seeds (a command or "
+                                            f"leaderboard stage, or seeds='shared') but refers to {{{ref}}}, which "
+                                            f"runs once per seed; give '{ref}' seeds='shared' to run it once")
+                    stage.refs[ref] = meant[0]
+                instances.append(stage)
+    # run order: dependencies first, otherwise as declared (stage by stage, backbone by backbone, seed by seed)
     position = {s.id: i for i, s in enumerate(instances)}
     done, ordered = set(), []
     while len(ordered) < len(instances):
@@ -334,6 +397,10 @@ def _expand(path, root, specs, by_name, backbones) -> List[Stage]:
         done.add(ready.id)
         ordered.append(ready)
     return ordered
+
+
+def _stage_id(backbone: Optional[str], name: str, seed_suffix: Optional[str]) -> str:
+    return '/'.join(filter(None, (backbone, name, seed_suffix)))
 
 
 def _bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:

@@ -1,11 +1,15 @@
 """Plots of the leaderboard for its HTML page: matplotlib figures (Agg canvas, no pyplot state) as PNG bytes."""
 import io
-from typing import List, Sequence, Tuple
+import math
+from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .table import Column, Row, Table
+
+if TYPE_CHECKING:  # only for the annotation: baseline.py imports nothing of the plots
+    from .baseline import Deltas
 
 Plot = Tuple[str, bytes]  # title, PNG
 
@@ -72,8 +76,63 @@ def grouped_bars(table: Table, columns: Sequence[Column], title: str, ylabel: st
     return title, _png(fig)
 
 
+def _grid(n: int, title: str):
+    """A figure with ``n`` small panels (at most 3 a line) and the axes to draw in."""
+    cols = min(n, 3)
+    lines = math.ceil(n / cols)
+    fig = Figure(figsize=(4.2 * cols, 3.4 * lines))
+    fig.suptitle(title)
+    return fig, [fig.add_subplot(lines, cols, i + 1) for i in range(n)]
+
+
+def pareto_plot(table: Table) -> Plot:
+    """Each measured column against the device-hours behind it (pre-training + that task): the price of a
+    number. Error bars: std over seeds."""
+    columns = [c for c in table.columns if any(c in r.cell_hours for r in table.rows)]
+    title = 'Metric vs device-hours (pre-training + task)'
+    fig, axes = _grid(len(columns), title)
+    labels = dict(zip(map(id, table.rows), row_labels(table.rows)))
+    for ax, column in zip(axes, columns):
+        for i, row in enumerate(table.rows):
+            if column not in row.cell_hours:
+                continue
+            summary = row.stats[column]
+            ax.errorbar(row.cell_hours[column], summary.mean, yerr=summary.std or 0, fmt='o', color=f'C{i % 10}',
+                        capsize=3)
+            ax.annotate(labels[id(row)], (row.cell_hours[column], summary.mean), textcoords='offset points',
+                        xytext=(5, -9), fontsize=7)
+        ax.set_title(column.label, fontsize=9)
+        ax.set_xlabel('device-hours', fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.margins(x=0.25, y=0.15)
+    fig.tight_layout()
+    return title, _png(fig)
+
+
+def delta_plot(deltas: 'Deltas', table: Table) -> Plot:
+    """Per column, the Δ of each row against the baseline with its 95 % interval; filled: significant."""
+    columns = [c for c in table.columns if any((i, c) in deltas.values for i in range(len(deltas.pairs)))]
+    title = f'Δ vs {deltas.baseline}, paired by seed (95 % CI)'
+    fig, axes = _grid(len(columns), title)
+    names = row_labels([row for row, _ in deltas.pairs])
+    for ax, column in zip(axes, columns):
+        shown = [(names[i], deltas.of(i, column)) for i in range(len(deltas.pairs)) if deltas.of(i, column)]
+        for y, (name, d) in enumerate(shown):
+            low, high = (d.ci95_low, d.ci95_high) if d.ci95_low is not None else (d.mean, d.mean)
+            ax.errorbar(d.mean, y, xerr=[[d.mean - low], [high - d.mean]], fmt='o', capsize=3, color=f'C{y % 10}',
+                        markerfacecolor=f'C{y % 10}' if d.excludes_zero else 'white')
+        ax.axvline(0, color='#888', lw=1)
+        ax.set_yticks(range(len(shown)), [name for name, _ in shown], fontsize=8)
+        ax.set_title(f'Δ {column.label}', fontsize=9)
+        ax.grid(axis='x', alpha=0.3)
+        ax.margins(y=0.3)
+    fig.tight_layout()
+    return title, _png(fig)
+
+
 def measured_plots(table: Table) -> List[Plot]:
-    """mIoU vs GFLOPs, then bars per kind of measurement (transfer, detection, ImageNet) that has values."""
+    """mIoU vs GFLOPs, bars per kind of measurement (transfer, detection, ImageNet) that has values, then each
+    metric against its device-hours when the runs recorded their cost."""
     plots = []
     seg = [c for c in table.columns if c.kind == 'seg']
     if any(r.gflops is not None and c in r.values for r in table.rows for c in seg):
@@ -84,6 +143,8 @@ def measured_plots(table: Table) -> List[Plot]:
         columns = [c for c in table.columns if c.kind in kinds]
         if columns:
             plots.append(grouped_bars(table, columns, title, ylabel))
+    if any(r.cell_hours for r in table.rows):
+        plots.append(pareto_plot(table))
     return plots
 
 

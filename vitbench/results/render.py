@@ -1,7 +1,9 @@
 """Writing the leaderboard: Markdown, CSV or a self-contained HTML page (tables + base64 PNG plots).
 
 Every format keeps the measured table and the paper reference tables apart: Markdown and HTML in their own
-sections, CSV in a ``section`` column (``measured`` rows first, then ``paper: <table id>``).
+sections, CSV in a ``section`` column (``measured`` rows first, then ``paper: <table id>``). A cell measured
+over several seeds reads ``mean ± std (n=k)`` (the 95 % interval in the HTML tooltip and in the CSV); with a
+``baseline``, the paired Δ of every row against it follows the measured table.
 """
 import base64
 import csv
@@ -12,11 +14,18 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vitbench.fileio import atomic_write_text
 
+from .baseline import Deltas, paired_deltas
+from .stats import Summary
 from .table import Column, Row, Table
 
 FORMATS = ('md', 'csv', 'html')
 LEGEND = ('Bold: best value of its column (higher is better; columns with at least two values). '
-          'Empty cell: not measured. Params and GFLOPs: the backbone alone, at its own resolution.')
+          'Empty cell: not measured. Params and GFLOPs: the backbone alone, at its own resolution. '
+          'mean ± std (n=k): k runs with different seeds (sample std). '
+          'Device-hours (dev-h): wall time × devices, of the pre-training and of everything the row ran.')
+DELTA_LEGEND = ('Δ: mean over the seeds both rows ran of (row − baseline), seed by seed, with its 95 % confidence '
+                'interval (Student t); * marks a Δ whose interval excludes 0.')
+COST_HEADER = ['pretrain dev-h', 'total dev-h', 'peak mem (MB)']
 PAPER_INTRO = ('Numbers copied from the papers (vitbench/results/paper_results.yaml), one table per source table. '
                'They are references, not runs of this suite, and are never mixed with the measured rows.')
 
@@ -31,13 +40,44 @@ def fmt_cost(value: Optional[float]) -> str:
     return f'{value:.0f}' if value >= 1e4 else f'{value:.4g}'
 
 
+def fmt_summary(summary: Optional[Summary]) -> str:
+    """'41.2' for one run, '41.2 ± 0.8 (n=3)' for several seeds."""
+    if summary is None:
+        return ''
+    return fmt_metric(summary.mean) if summary.n < 2 else f'{summary.mean:.1f} ± {summary.std:.1f} (n={summary.n})'
+
+
+def fmt_delta(delta: Optional[Summary]) -> str:
+    """'+3.2 [+1.1, +5.3] (n=3) *' (the star: the interval excludes 0); '+3.2 (n=1)' without an interval."""
+    if delta is None:
+        return ''
+    if delta.ci95_low is None:
+        return f'{delta.mean:+.1f} (n={delta.n})'
+    star = ' *' if delta.excludes_zero else ''
+    return f'{delta.mean:+.1f} [{delta.ci95_low:+.1f}, {delta.ci95_high:+.1f}] (n={delta.n}){star}'
+
+
+def _interval(summary: Summary) -> str:
+    """The tooltip of a cell: its 95 % interval and the value of each seed."""
+    if summary.ci95_low is None:
+        return ''
+    return f'mean {summary.mean:.2f}, std {summary.std:.2f}, n={summary.n}, 95% CI [{summary.ci95_low:.2f}, ' \
+           f'{summary.ci95_high:.2f}]'
+
+
 def _epochs(row: Row) -> str:
     return '' if row.epochs is None else str(row.epochs)
+
+
+def _has_cost(table: Table) -> bool:
+    return any(r.pretrain_hours is not None or r.peak_mem_MB is not None for r in table.rows)
 
 
 def _header(table: Table, measured: bool) -> List[str]:
     head = ['backbone' if measured else 'model', 'pretraining', 'epochs', 'params (M)', 'GFLOPs']
     head += [c.label for c in table.columns]
+    if measured and _has_cost(table):
+        head += COST_HEADER
     if measured:
         head.append('runs')
     elif any(r.note for r in table.rows):
@@ -49,16 +89,39 @@ def _is_text(index: int, header: List[str]) -> bool:
     return index < 2 or header[index] == 'note'
 
 
-def _cells(table: Table, row: Row, measured: bool) -> List[Tuple[str, bool]]:
-    """(text, best) per cell of ``row``, in :func:`_header`'s order."""
-    cells = [(row.backbone, False), (row.recipe, False), (_epochs(row), False), (fmt_cost(row.params_M), False),
-             (fmt_cost(row.gflops), False)]
-    cells += [(fmt_metric(row.values.get(c)), measured and table.is_best(row, c)) for c in table.columns]
+def _cells(table: Table, row: Row, measured: bool) -> List[Tuple[str, bool, str]]:
+    """(text, best, tooltip) per cell of ``row``, in :func:`_header`'s order."""
+    cells = [(row.backbone, False, ''), (row.recipe, False, ''), (_epochs(row), False, ''),
+             (fmt_cost(row.params_M), False, ''), (fmt_cost(row.gflops), False, '')]
+    for c in table.columns:
+        summary = row.stats.get(c)
+        if summary is None:  # a paper row, or no value
+            cells.append((fmt_metric(row.values.get(c)), False, ''))
+        else:
+            cells.append((fmt_summary(summary), measured and table.is_best(row, c), _interval(summary)))
+    if measured and _has_cost(table):
+        cells += [(fmt_cost(v), False, '') for v in (row.pretrain_hours, row.total_hours, row.peak_mem_MB)]
     if measured:
-        cells.append((str(len(row.runs)), False))
+        cells.append((str(len(row.runs)), False, ''))
     elif any(r.note for r in table.rows):
-        cells.append((row.note, False))
+        cells.append((row.note, False, ''))
     return cells
+
+
+def _delta_header(deltas: Deltas, table: Table) -> List[str]:
+    return ['backbone', 'pretraining', 'epochs', 'vs', *[f'Δ {c.label}' for c in table.columns]]
+
+
+def _delta_rows(deltas: Deltas, table: Table) -> List[List[Tuple[str, bool]]]:
+    """Per compared row: (text, significant) cells in :func:`_delta_header`'s order."""
+    rows = []
+    for i, (row, partner) in enumerate(deltas.pairs):
+        vs = partner.recipe if deltas.by == 'recipe' else partner.backbone
+        cells = [(row.backbone, False), (row.recipe, False), (_epochs(row), False), (vs, False)]
+        cells += [(fmt_delta(deltas.of(i, c)), bool(deltas.of(i, c) and deltas.of(i, c).excludes_zero))
+                  for c in table.columns]
+        rows.append(cells)
+    return rows
 
 
 def _conflict_lines(table: Table, relative) -> List[str]:
@@ -67,8 +130,9 @@ def _conflict_lines(table: Table, relative) -> List[str]:
         backbone, recipe, epochs = c.row
         runs = '; '.join(f'{fmt_metric(e.value)} in {relative(e.path)}' + (f' ({e.created})' if e.created else '')
                          for e in c.entries)
-        lines.append(f'{backbone} / {recipe} / {"" if epochs is None else epochs} epochs, {c.column.label}: '
-                     f'{runs}. Shown: {fmt_metric(c.entries[0].value)} (the newest).')
+        seed = '' if c.seed is None else f' (seed {c.seed})'
+        lines.append(f'{backbone} / {recipe} / {"" if epochs is None else epochs} epochs, {c.column.label}{seed}: '
+                     f'{runs}. Used: {fmt_metric(c.entries[0].value)} (the newest).')
     return lines
 
 
@@ -100,17 +164,30 @@ def _md_table(table: Table, measured: bool) -> List[str]:
     lines = ['| ' + ' | '.join(map(_md_cell, head)) + ' |',
              '|' + '|'.join('---' if _is_text(i, head) else '---:' for i in range(len(head))) + '|']
     for row in table.rows:
-        cells = [f'**{text}**' if best else text for text, best in _cells(table, row, measured)]
+        cells = [f'**{text}**' if best else text for text, best, _ in _cells(table, row, measured)]
         lines.append('| ' + ' | '.join(map(_md_cell, cells)) + ' |')
     return lines
 
 
-def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[str] = ()) -> str:
+def _md_deltas(deltas: Deltas, table: Table) -> List[str]:
+    head = _delta_header(deltas, table)
+    lines = [f'## Δ vs {deltas.baseline} (paired by seed)', '', DELTA_LEGEND, '',
+             '| ' + ' | '.join(map(_md_cell, head)) + ' |',
+             '|' + '|'.join('---' if i < 2 or i == 3 else '---:' for i in range(len(head))) + '|']
+    for cells in _delta_rows(deltas, table):
+        lines.append('| ' + ' | '.join(_md_cell(text) for text, _ in cells) + ' |')  # the star marks it
+    return lines
+
+
+def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
+                    deltas: Optional[Deltas] = None) -> str:
     out = ['# vitbench leaderboard', '', '## Measured', '']
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){_where(sources, lambda s: f"`{s}`")}. {LEGEND}')
     out.append('')
     out += _md_table(measured, True) if measured.rows else ['(no result.json found)']
+    if deltas is not None:
+        out += [''] + _md_deltas(deltas, measured)
     if measured.conflicts:
         out += ['', '## Warnings: conflicting duplicate runs', '',
                 'The same cell is filled by runs that disagree:', '']
@@ -127,26 +204,51 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
 
 # ---------------------------------------------------------------------------------------------- csv
 
-def render_csv(measured: Table, paper: Sequence[Table]) -> str:
-    """One header: section, backbone, pretraining, epochs, params_M, gflops, every column, runs, best, note."""
+_STAT_FIELDS = ('std', 'n', 'ci95_low', 'ci95_high')
+_DELTA_FIELDS = ('mean', 'ci95_low', 'ci95_high', 'n')
+
+
+def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas] = None) -> str:
+    """One header: section, backbone, pretraining, epochs, params_M, gflops, then per column its mean (named by
+    the column) and its std, n, ci95_low, ci95_high; with a baseline, Δ mean / ci95_low / ci95_high / n per
+    column; then the cost (device-hours, peak memory), runs, best, note."""
     columns: List[Column] = list(measured.columns)
     for table in paper:
         columns += [c for c in table.columns if c not in columns]
     columns.sort(key=Column.sort_key)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator='\n')
-    writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops',
-                     *[c.label for c in columns], 'runs', 'best', 'note'])
+    metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS))]
+    delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
+    writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops', *metric_head,
+                     *(['delta_vs'] if deltas else []), *delta_head,
+                     'pretrain_device_hours', 'total_device_hours', 'peak_mem_MB', 'runs', 'best', 'note'])
 
     def number(value):
         return '' if value is None else f'{value:.4f}'.rstrip('0').rstrip('.')
 
+    def stats_of(row: Row, column: Column) -> list:
+        summary = row.stats.get(column)
+        value = row.values.get(column)
+        if summary is None:
+            return [number(value), '', '1' if value is not None else '', '', '']
+        return [number(summary.mean), *(number(getattr(summary, f)) for f in _STAT_FIELDS)]
+
+    delta_index = {id(row): i for i, (row, _) in enumerate(deltas.pairs)} if deltas else {}
     for section, table in [('measured', measured)] + [(f'paper: {t.id}', t) for t in paper]:
         is_measured = table is measured
         for row in table.rows:
             best = [c.label for c in table.columns if is_measured and table.is_best(row, c)]
+            delta_cells = []
+            if deltas:
+                i = delta_index.get(id(row)) if is_measured else None
+                delta_cells.append(deltas.baseline if i is not None else '')
+                for c in measured.columns:
+                    d = deltas.of(i, c) if i is not None else None
+                    delta_cells += [number(getattr(d, f)) if d else '' for f in _DELTA_FIELDS]
             writer.writerow([section, row.backbone, row.recipe, _epochs(row), number(row.params_M),
-                             number(row.gflops), *[number(row.values.get(c)) for c in columns],
+                             number(row.gflops), *[v for c in columns for v in stats_of(row, c)], *delta_cells,
+                             number(row.pretrain_hours), number(row.total_hours), number(row.peak_mem_MB),
                              len(row.runs) if is_measured else '', '; '.join(best), row.note])
     return buf.getvalue()
 
@@ -160,6 +262,7 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
 th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.best { background: #e3f4e3; }
+td.significant { background: #e3ecf8; }
 section.paper { border-top: 3px solid #888; margin-top: 2em; }
 section.paper table th { background: #f4f0e6; }
 .warning { color: #8a4b00; }
@@ -174,12 +277,25 @@ def _html_table(table: Table, measured: bool) -> str:
     body = []
     for row in table.rows:
         tds = []
-        for i, (text, best) in enumerate(_cells(table, row, measured)):
+        for i, (text, best, tooltip) in enumerate(_cells(table, row, measured)):
             classes = ' '.join(([] if _is_text(i, head_names) else ['num']) + (['best'] if best else []))
             inner = f'<strong>{e(text)}</strong>' if best else e(text)
-            tds.append(f'<td class="{classes}">{inner}</td>' if classes else f'<td>{inner}</td>')
+            title = f' title="{e(tooltip)}"' if tooltip else ''
+            tds.append(f'<td class="{classes}"{title}>{inner}</td>' if classes else f'<td{title}>{inner}</td>')
         body.append('<tr>' + ''.join(tds) + '</tr>')
     return f'<table><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>'
+
+
+def _html_deltas(deltas: Deltas, table: Table) -> str:
+    e = html.escape
+    head = ''.join(f'<th>{e(h)}</th>' for h in _delta_header(deltas, table))
+    body = []
+    for cells in _delta_rows(deltas, table):
+        tds = [f'<td class="num significant"><strong>{e(t)}</strong></td>' if sig else
+               (f'<td class="num">{e(t)}</td>' if i >= 4 else f'<td>{e(t)}</td>') for i, (t, sig) in enumerate(cells)]
+        body.append('<tr>' + ''.join(tds) + '</tr>')
+    return (f'<h2>Δ vs {e(deltas.baseline)} (paired by seed)</h2><p>{e(DELTA_LEGEND)}</p>'
+            f'<table><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>')
 
 
 def _img(title: str, png: bytes) -> str:
@@ -187,8 +303,9 @@ def _img(title: str, png: bytes) -> str:
     return f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"></figure>'
 
 
-def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (), plots: bool = True) -> str:
-    from .plots import measured_plots, paper_plots
+def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (), plots: bool = True,
+                deltas: Optional[Deltas] = None) -> str:
+    from .plots import delta_plot, measured_plots, paper_plots
     e = html.escape
     n_runs = len({p for r in measured.rows for p in r.runs})
     where = _where(sources, lambda s: f'<code>{e(s)}</code>')
@@ -196,6 +313,10 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
              f'<style>{_CSS}</style></head><body>', '<h1>vitbench leaderboard</h1>',
              '<section class="measured"><h2>Measured</h2>', f'<p>{n_runs} runs (result.json){where}. {e(LEGEND)}</p>']
     parts.append(_html_table(measured, True) if measured.rows else '<p>(no result.json found)</p>')
+    if deltas is not None:
+        parts.append(_html_deltas(deltas, measured))
+        if plots and deltas.values:
+            parts.append(_img(*delta_plot(deltas, measured)))
     if measured.conflicts:
         parts.append('<h2 class="warning">Warnings: conflicting duplicate runs</h2>'
                      '<p>The same cell is filled by runs that disagree:</p><ul>')
@@ -222,14 +343,17 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     return '\n'.join(parts) + '\n'
 
 
-def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = ()) -> str:
+def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
+           baseline: Optional[str] = None) -> str:
+    """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it."""
+    if fmt not in FORMATS:
+        raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
+    deltas = paired_deltas(measured, baseline) if baseline else None
     if fmt == 'md':
-        return render_markdown(measured, paper, sources)
+        return render_markdown(measured, paper, sources, deltas)
     if fmt == 'csv':
-        return render_csv(measured, paper)
-    if fmt == 'html':
-        return render_html(measured, paper, sources)
-    raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
+        return render_csv(measured, paper, deltas)
+    return render_html(measured, paper, sources, deltas=deltas)
 
 
 def format_of(path: str) -> str:
@@ -242,14 +366,18 @@ def format_of(path: str) -> str:
     return ext
 
 
-def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True) -> Table:
+def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True,
+                      baseline: Optional[str] = None) -> Table:
     """Build the table from the result.json files under ``runs`` and write it as ``{format: path}``
-    (atomically: a reader never sees half a page). Returns the measured table (its conflicts included)."""
+    (atomically: a reader never sees half a page), with the paired Δ against ``baseline`` when given. Every
+    page is rendered before the first is written, so a bad baseline leaves no file. Returns the measured
+    table (its conflicts included)."""
     from .paper import load_paper_tables
     from .table import build_table
     measured = build_table(runs)
     tables = load_paper_tables() if paper else []
-    for fmt, path in outputs.items():
-        atomic_write_text(render(fmt, measured, tables, runs), path)
+    pages = {path: render(fmt, measured, tables, runs, baseline) for fmt, path in outputs.items()}
+    for path, text in pages.items():
+        atomic_write_text(text, path)
     return measured
 

@@ -12,9 +12,13 @@ A row is a (backbone, pre-training recipe, epochs) triple; a column is one downs
 collides with full fine-tuning. Parameters and GFLOPs are the backbone's, as ``result.json`` records them
 (runs that changed ``img_size`` count only if no run of the row kept the variant's own resolution).
 
-Two runs that fill the same cell with different values are a :class:`Conflict`: the newest is shown and all
-are listed. Cells no run fills stay empty (``None``), never zero. Rendering is in
-:mod:`vitbench.results.render`; the paper reference tables in :mod:`vitbench.results.paper`.
+Runs of one cell with different ``seed`` s are aggregated: the cell holds the mean over seeds with its
+:class:`~vitbench.results.stats.Summary` (sample std, n, 95 % interval) and the value of each seed, so that rows
+can be compared paired by seed (:mod:`vitbench.results.baseline`). Two runs of the same seed (or two without a
+seed) that fill a cell with different values are a :class:`Conflict`: the newest is used and all are listed.
+Cells no run fills stay empty (``None``), never zero. Each row also carries the price of its numbers from the
+runs' ``cost``: device-hours of its pre-training, of each cell's task, in all, and the peak memory.
+Rendering is in :mod:`vitbench.results.render`; the paper reference tables in :mod:`vitbench.results.paper`.
 """
 import collections
 import json
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .schema import HEADLINE_METRICS, KINDS, TASKS
+from .stats import Summary, summarize
 
 # Display names and order of the datasets the suite knows; others keep their own name, after these.
 DATASET_NAMES = {
@@ -36,7 +41,10 @@ DATASET_NAMES = {
 _EVAL_ORDER = ('ss', 'ms')
 _RECIPE_ORDER = ('supervised', 'supervised_distilled', 'mae', 'dmae')  # then others by name, scratch last
 _TOLERANCE = 1e-6  # values closer than this are the same measurement
+_COST_NUMBERS = ('wall_s', 'device_hours', 'peak_mem_MB', 'images_per_s', 'pretrain_device_hours',
+                 'total_device_hours')  # the numbers of result.json's ``cost`` the leaderboard reads
 RowKey = Tuple[str, str, Optional[int]]  # backbone, recipe label, epochs
+Seed = Optional[int]  # None: a run that recorded no seed
 
 
 class LeaderboardError(ValueError):
@@ -86,13 +94,17 @@ class Entry:
     path: str
     created: str = ''
     priority: int = 0  # higher wins without conflict (fine-tuned top-1 over the pre-training run's own)
+    seed: Seed = None
+    device_hours: Optional[float] = None  # of the run itself (its ``cost``), when recorded
+    task: str = ''
 
 
 @dataclass
 class Conflict:
     row: RowKey
     column: Column
-    entries: List[Entry]  # newest first; the first is the one shown
+    entries: List[Entry]  # newest first; the first is the one used
+    seed: Seed = None
 
 
 @dataclass
@@ -102,9 +114,18 @@ class Row:
     epochs: Optional[int]
     params_M: Optional[float] = None
     gflops: Optional[float] = None
-    values: Dict[Column, float] = field(default_factory=dict)
+    values: Dict[Column, float] = field(default_factory=dict)  # the mean over seeds
     runs: List[str] = field(default_factory=list)  # the result.json files behind the row
     note: str = ''
+    # measured rows only: each cell's value per seed and its summary over seeds
+    samples: Dict[Column, Dict[Seed, float]] = field(default_factory=dict)
+    stats: Dict[Column, Summary] = field(default_factory=dict)
+    # the price, from the runs' ``cost`` (None: not recorded): pre-training device-hours, pre-training + the
+    # task behind each cell, everything the row ran, and the largest peak memory of its runs
+    pretrain_hours: Optional[float] = None
+    cell_hours: Dict[Column, float] = field(default_factory=dict)
+    total_hours: Optional[float] = None
+    peak_mem_MB: Optional[float] = None
 
     @property
     def key(self) -> RowKey:
@@ -201,6 +222,16 @@ def read_result(path: str) -> dict:
     for key in ('eval', 'created'):
         if record.get(key) is not None and not isinstance(record[key], str):
             raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a string")
+    seed = record.get('seed')
+    if seed is not None and not (_number(seed) and float(seed).is_integer()):
+        raise LeaderboardError(f"{path}: key 'seed' is {seed!r}, expected an integer or null")
+    cost = record.get('cost')
+    if cost is not None and not isinstance(cost, dict):
+        raise LeaderboardError(f"{path}: key 'cost' is {cost!r}, expected an object or null")
+    for key in _COST_NUMBERS:
+        value = (cost or {}).get(key)
+        if value is not None and not _number(value):
+            raise LeaderboardError(f"{path}: key 'cost.{key}' is {value!r}, expected a number or null")
     if record.get('backbone_overrides') is not None and not isinstance(record['backbone_overrides'], dict):
         raise LeaderboardError(f"{path}: key 'backbone_overrides' is {record['backbone_overrides']!r}, "
                                'expected an object')
@@ -245,6 +276,67 @@ def _row_order(row: Row):
     return (row.backbone, rank, row.recipe, -1 if row.epochs is None else row.epochs)
 
 
+def _cost(record: dict, key: str) -> Optional[float]:
+    value = (record.get('cost') or {}).get(key)
+    return None if value is None else float(value)
+
+
+def _mean(values: Iterable[Optional[float]]) -> Optional[float]:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _seed_of(record: dict) -> Seed:
+    return None if record.get('seed') is None else int(record['seed'])
+
+
+def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conflicts: List[Conflict]) -> None:
+    """Fill ``row``'s cell from its entries: the newest run of each seed, summarised over seeds."""
+    top = max(e.priority for e in entries)
+    entries = sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True)
+    by_seed: Dict[Seed, List[Entry]] = {}
+    for e in entries:
+        by_seed.setdefault(e.seed, []).append(e)
+    for seed, same_seed in by_seed.items():
+        distinct = []
+        for e in same_seed:
+            if all(abs(e.value - d.value) > _TOLERANCE for d in distinct):
+                distinct.append(e)
+        if len(distinct) > 1:
+            conflicts.append(Conflict(key, column, same_seed, seed))
+    row.samples[column] = {seed: same_seed[0].value for seed, same_seed in by_seed.items()}
+    row.stats[column] = summarize(list(row.samples[column].values()))
+    row.values[column] = row.stats[column].mean
+    if row.pretrain_hours is None:
+        return
+    if entries[0].task == 'pretrain':  # the pre-training run's own top-1: its price is the pre-training
+        row.cell_hours[column] = row.pretrain_hours
+        return
+    task_hours = _mean(same_seed[0].device_hours for same_seed in by_seed.values())
+    if task_hours is not None:  # a downstream cell: the pre-training plus its own task's runs
+        row.cell_hours[column] = row.pretrain_hours + task_hours
+
+
+def _row_price(row: Row, records: List[dict]) -> None:
+    """Pre-training device-hours (its own runs, else what downstream runs read from their checkpoint), the
+    total over every distinct (task, dataset, eval) the row ran (mean over seeds) and the largest peak memory."""
+    own = [_cost(r, 'device_hours') for r in records if r['task'] == 'pretrain']
+    pretrain = _mean(own) if any(v is not None for v in own) else _mean(
+        _cost(r, 'pretrain_device_hours') for r in records)
+    if pretrain is None and row.recipe == 'scratch':
+        pretrain = 0.0
+    row.pretrain_hours = pretrain
+    tasks: Dict[tuple, List[Optional[float]]] = collections.defaultdict(list)
+    for r in records:
+        if r['task'] != 'pretrain':
+            tasks[r['task'], r['dataset'], r.get('eval') or 'ss'].append(_cost(r, 'device_hours'))
+    task_hours = [_mean(hours) for hours in tasks.values()]
+    if pretrain is not None and all(h is not None for h in task_hours):
+        row.total_hours = pretrain + sum(task_hours)
+    peaks = [p for p in (_cost(r, 'peak_mem_MB') for r in records) if p is not None]
+    row.peak_mem_MB = max(peaks) if peaks else None
+
+
 def build_table(paths: Sequence[str]) -> Table:
     """The measured table from every result.json under ``paths`` (see the module docstring)."""
     records = [(path, read_result(path)) for path in find_results(paths)]
@@ -257,22 +349,18 @@ def build_table(paths: Sequence[str]) -> Table:
         by_row[key].append(record)
         row_paths[key].append(path)
         for column, value, priority in cells_of(record):
-            cells[key, column].append(Entry(value, path, record.get('created') or '', priority))
+            cells[key, column].append(Entry(value, path, record.get('created') or '', priority, _seed_of(record),
+                                            _cost(record, 'device_hours'), record['task']))
 
     rows = {key: Row(*key, params_M=_row_cost(recs, 'params_M'), gflops=_row_cost(recs, 'gflops'),
                      runs=row_paths[key]) for key, recs in by_row.items()}
-    conflicts = []
+    for key, recs in by_row.items():
+        _row_price(rows[key], recs)
+    conflicts: List[Conflict] = []
     for (key, column), entries in cells.items():
-        top = max(e.priority for e in entries)
-        entries = sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True)
-        rows[key].values[column] = entries[0].value
-        distinct = []
-        for e in entries:
-            if all(abs(e.value - d.value) > _TOLERANCE for d in distinct):
-                distinct.append(e)
-        if len(distinct) > 1:
-            conflicts.append(Conflict(key, column, entries))
+        _aggregate(key, column, entries, rows[key], conflicts)
     ordered = sorted(rows.values(), key=_row_order)
-    conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key()))
+    conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key(),
+                                  -1 if c.seed is None else c.seed))
     columns = sorted_columns(c for r in ordered for c in r.values)
     return Table(ordered, columns, conflicts, title='Measured', id='measured')
