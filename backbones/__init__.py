@@ -1,15 +1,20 @@
-"""vitbench backbones: the ViT family (DeiT, DeiT III, parallel ViT, hMLP stem, MAE-lite ViT-Tiny) and CaiT.
+"""vitbench backbones: the ViT family (DeiT, DeiT III, parallel ViT, hMLP stem, MAE-lite ViT-Tiny), CaiT,
+ResMLP and PatchConvNet.
 
     from backbones import create_model, list_models
     model = create_model('deit3_base_patch16_224', checkpoint='deit_3_base_224_1k.pth')
 
-Importing the package registers ``vitbench.VisionTransformer`` and ``vitbench.CaiT`` for mmseg / mmdet.
+Importing the package registers ``vitbench.VisionTransformer``, ``vitbench.CaiT``, ``vitbench.ResMLP`` and
+``vitbench.PatchConvNet`` for mmseg / mmdet.
 """
 from .cait import CaiT
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from .dense import CaiTBackbone, ViTBackbone
+from .dense import CaiTBackbone, PatchConvNetBackbone, ResMLPBackbone, ViTBackbone
 from .factory import create_model, get_variant, list_models
+from .patchconvnet import PatchConvNet
+from .resmlp import ResMLP
 from .vit import VisionTransformer
 
 __all__ = ['create_model', 'list_models', 'get_variant', 'load_checkpoint', 'save_checkpoint',
-           'CheckpointError', 'VisionTransformer', 'CaiT', 'ViTBackbone', 'CaiTBackbone']
+           'CheckpointError', 'VisionTransformer', 'CaiT', 'ResMLP', 'PatchConvNet', 'ViTBackbone',
+           'CaiTBackbone', 'ResMLPBackbone', 'PatchConvNetBackbone']

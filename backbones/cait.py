@@ -11,7 +11,50 @@ from .layers import Block, ClassAttentionBlock, PatchEmbed, TalkingHeadAttention
 from .vit import ViTFamilyMixin, layer_norm
 
 
-class CaiT(ViTFamilyMixin, BaseModule):
+def check_global_pool(global_pool: str, depth_token_only: int):
+    if global_pool not in ('token', 'avg', ''):
+        raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
+    if global_pool == 'token' and not depth_token_only:
+        raise ValueError("global_pool='token' reads the class token, which needs class-attention blocks "
+                         "(depth_token_only > 0)")
+
+
+def class_attention_stage(embed_dim: int, depth: int, **block_kwargs):
+    """(class token, ``depth`` class-attention blocks), or (None, None) without the stage (dense trunks)."""
+    if not depth:
+        return None, None
+    return nn.Parameter(torch.zeros(1, 1, embed_dim)), nn.ModuleList([
+        ClassAttentionBlock(embed_dim, **block_kwargs) for _ in range(depth)])
+
+
+class ClassAttentionHeadMixin:
+    """The classifier end of CaiT and PatchConvNet: class-attention blocks (``blocks_token_only``) update the
+    class token (``cls_token``) over the trunk's patch tokens, the final ``norm`` normalises, and the head
+    reads the class token (``global_pool='token'``), the mean of the patch tokens ('avg') or nothing ('')."""
+
+    def pool_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
+        """Patch tokens (B, N, C) -> normalised [class token, patch tokens] (B, 1 + N, C), or (B, N, C) without
+        the class-attention stage; ``prefix_only``: just the class token (B, 1, C)."""
+        if self.blocks_token_only is not None:
+            cls_token = self.cls_token.expand(x.shape[0], -1, -1)
+            for blk in self.blocks_token_only:
+                cls_token = blk(x, cls_token)
+            x = cls_token if prefix_only else torch.cat([cls_token, x], dim=1)
+        return self.norm(x)
+
+    def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
+        if self.global_pool == 'token':
+            x = x[:, 0]
+        elif self.global_pool == 'avg':
+            x = x[:, 0 if self.blocks_token_only is None else 1:].mean(dim=1)
+        x = self.head_drop(x)
+        return x if pre_logits else self.head(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
+
+
+class CaiT(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
     """CaiT with the official architecture; ``depth_token_only=0`` builds the SA trunk alone (dense use).
 
     Args mirror :class:`~backbones.vit.VisionTransformer`; ``init_values`` is the LayerScale init of every
@@ -31,16 +74,9 @@ class CaiT(ViTFamilyMixin, BaseModule):
                  drop_rate: float = 0., attn_drop_rate: float = 0., proj_drop_rate: float = 0.,
                  drop_path_rate: float = 0., norm_eps: float = 1e-6, init_cfg=None):
         super().__init__(init_cfg=init_cfg)
-        if global_pool not in ('token', 'avg', ''):
-            raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
-        if global_pool == 'token' and not depth_token_only:
-            raise ValueError("global_pool='token' reads the class token, which needs class-attention blocks "
-                             "(depth_token_only > 0)")
+        check_global_pool(global_pool, depth_token_only)
         norm_layer = layer_norm(norm_eps)
-        self.num_classes = num_classes
-        self.global_pool = global_pool
-        self.embed_dim = self.num_features = embed_dim
-        self.depth = depth
+        self._set_dims(num_classes, global_pool, embed_dim, depth)
         self.num_prefix_tokens = 0  # the class token only joins in the class-attention stage
 
         self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
@@ -50,35 +86,11 @@ class CaiT(ViTFamilyMixin, BaseModule):
                   drop_path=drop_path_rate, attn_drop=attn_drop_rate, proj_drop=proj_drop_rate,
                   norm_layer=norm_layer, attn_layer=TalkingHeadAttention)
             for _ in range(depth)])
-        if depth_token_only:
-            self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
-            self.blocks_token_only = nn.ModuleList([
-                ClassAttentionBlock(embed_dim, num_heads, mlp_ratio=mlp_ratio_token_only, qkv_bias=qkv_bias,
-                                    init_values=init_values, norm_layer=norm_layer)
-                for _ in range(depth_token_only)])
-        else:
-            self.cls_token, self.blocks_token_only = None, None
-        self.norm = norm_layer(embed_dim) if final_norm else nn.Identity()
-        self.head_drop = nn.Dropout(drop_rate)
-        self.head = nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()
+        self.cls_token, self.blocks_token_only = class_attention_stage(
+            embed_dim, depth_token_only, num_heads=num_heads, mlp_ratio=mlp_ratio_token_only, qkv_bias=qkv_bias,
+            init_values=init_values, norm_layer=norm_layer)
+        self._build_head(norm_layer(embed_dim) if final_norm else nn.Identity(), drop_rate)
         self._init_weights()
-
-    @property
-    def num_layers(self) -> int:
-        """SA blocks + class-attention blocks; ``get_layer_id`` returns ids in [0, num_layers + 1]."""
-        return len(self.blocks) + (len(self.blocks_token_only) if self.blocks_token_only is not None else 0)
-
-    def get_layer_id(self, param_name: str) -> int:
-        """0: embeddings and class token, i + 1: ``blocks.i``, depth + j + 1: ``blocks_token_only.j``,
-        num_layers + 1: final norm and head. A leading ``backbone.`` is ignored."""
-        name = param_name[len('backbone.'):] if param_name.startswith('backbone.') else param_name
-        if name.split('.')[0] in ('cls_token', 'pos_embed', 'patch_embed'):
-            return 0
-        if name.startswith('blocks.'):
-            return int(name.split('.')[1]) + 1
-        if name.startswith('blocks_token_only.'):
-            return len(self.blocks) + int(name.split('.')[1]) + 1
-        return self.num_layers + 1
 
     def _trunk_input(self, x: torch.Tensor):
         x, grid = self.patch_embed(x)
@@ -92,20 +104,4 @@ class CaiT(ViTFamilyMixin, BaseModule):
         x, _ = self._trunk_input(x)
         for blk in self.blocks:
             x = blk(x)
-        if self.blocks_token_only is not None:
-            cls_token = self.cls_token.expand(x.shape[0], -1, -1)
-            for blk in self.blocks_token_only:
-                cls_token = blk(x, cls_token)
-            x = cls_token if prefix_only else torch.cat([cls_token, x], dim=1)
-        return self.norm(x)
-
-    def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
-        if self.global_pool == 'token':
-            x = x[:, 0]
-        elif self.global_pool == 'avg':
-            x = x[:, 0 if self.blocks_token_only is None else 1:].mean(dim=1)
-        x = self.head_drop(x)
-        return x if pre_logits else self.head(x)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
+        return self.pool_features(x, prefix_only)

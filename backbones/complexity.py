@@ -17,6 +17,12 @@ def _sdpa_flop_jit(inputs, outputs) -> int:
     return batch * q[-2] * k[-2] * (q[-1] + v[-1])
 
 
+def _baddbmm_flop_jit(inputs, outputs) -> int:
+    """The product of aten::baddbmm (ResMLP's cross-patch layer, CaiT's head mixing), as bmm counts it."""
+    a, b = inputs[1].type().sizes(), inputs[2].type().sizes()
+    return prod(a) * b[-1]
+
+
 class _AllTokens(nn.Module):
     """A classifier's forward with every token through every block, as the papers count FLOPs
     (``forward`` itself lets the last block skip the patch tokens a class-token head never reads)."""
@@ -44,6 +50,7 @@ def count_flops(model: nn.Module, img_size: Union[int, Tuple[int, int]] = 224, i
     try:
         analyzer = FlopAnalyzer(traced, (x,))
         analyzer.set_op_handle('aten::scaled_dot_product_attention', _sdpa_flop_jit)
+        analyzer.set_op_handle('aten::baddbmm', _baddbmm_flop_jit)
         analyzer.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
         return int(analyzer.total())
     finally:

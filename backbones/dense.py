@@ -1,21 +1,28 @@
-"""The ViT family and CaiT as registered OpenMMLab backbones for dense tasks (mmseg, mmdet).
+"""The backbones as registered OpenMMLab backbones for dense tasks (mmseg, mmdet).
 
-``type='vitbench.VisionTransformer'`` / ``'vitbench.CaiT'`` with ``arch=<named variant>`` (or explicit
-dimensions), ``img_size`` (size of the position-embedding table, default: the variant's; any input divisible
-by the patch size works), ``out_indices`` and ``final_norm``. ``forward`` returns a tuple of (B, C, H/p, W/p)
-maps, one per out index. ``init_cfg=dict(type='Pretrained', checkpoint=...)`` loads through
-``backbones.load_checkpoint``; the classifier head (and CaiT's class-attention stage) is not built, its
-checkpoint keys are dropped with a note.
+``type='vitbench.VisionTransformer'`` / ``'vitbench.CaiT'`` / ``'vitbench.ResMLP'`` / ``'vitbench.PatchConvNet'``
+with ``arch=<named variant>`` (or explicit dimensions), ``img_size`` (default: the variant's; for the ViTs
+the size of the position-embedding table, any input divisible by the patch size works), ``out_indices`` and
+``final_norm``. ``forward`` returns a tuple of (B, C, H/p, W/p) maps, one per out index, in the order given
+(an index may repeat: PatchConvNet feeds its last map to every pyramid level, as the thesis does).
+``init_cfg=dict(type='Pretrained', checkpoint=...)`` loads through ``backbones.load_checkpoint``; the classifier
+head (and CaiT's / PatchConvNet's class-attention pooling) is not built, its checkpoint keys are dropped with
+a note.
 """
 from typing import Optional, Sequence, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 
 from vitbench.registry import MODELS
 
 from .cait import CaiT
 from .factory import variant_kwargs
+from .patchconvnet import PatchConvNet
+from .resmlp import ResMLP
 from .vit import VisionTransformer, normalize_indices
+
+_FAMILY_NAMES = {'vit': 'ViT', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet'}
 
 
 def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
@@ -25,15 +32,15 @@ def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
         return kwargs
     from .factory import get_variant
     if get_variant(arch)['model'] != family:
-        raise ValueError(f"arch {arch!r} is not a {'ViT' if family == 'vit' else 'CaiT'} variant")
+        raise ValueError(f"arch {arch!r} is not a {_FAMILY_NAMES[family]} variant")
     return variant_kwargs(arch, **kwargs)
 
 
 class DenseBackboneMixin:
     """``__init__`` and ``forward`` of a dense backbone over a classifier class (the next base in the MRO).
 
-    A subclass names its ``family`` (the variant table's 'vit' / 'cait'), the classifier's ``default_depth``
-    and the constructor arguments that drop its classifier-only parts (``dense_overrides``).
+    A subclass names its ``family`` (the variant table's 'vit' / 'cait' / ...), the classifier's
+    ``default_depth`` and the constructor arguments that drop its classifier-only parts (``dense_overrides``).
     """
     family: str
     default_depth: int
@@ -43,17 +50,20 @@ class DenseBackboneMixin:
                  final_norm: bool = True, init_cfg=None, **kwargs):
         kwargs = _resolve(arch, self.family, dict(kwargs, img_size=img_size))
         depth = kwargs.get('depth', self.default_depth)
-        indices = normalize_indices(out_indices, depth)
+        indices = normalize_indices(out_indices, depth)  # checked, sorted, each once: the blocks to run
         # the final norm only exists when it is used (unused parameters break DistributedDataParallel)
         use_norm = final_norm and indices[-1] == depth - 1
         super().__init__(**dict(kwargs, num_classes=0, global_pool='', final_norm=use_norm, init_cfg=init_cfg,
                                 **self.dense_overrides))
         self.arch = arch
-        self.out_indices = indices
+        order = [out_indices] if isinstance(out_indices, int) else list(out_indices)
+        self.out_indices = [i % depth for i in order]  # as given: the maps come out in this order
         self.final_norm = use_norm
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        return tuple(self.forward_intermediates(x, self.out_indices, norm=self.final_norm))
+        blocks = sorted(set(self.out_indices))
+        maps = dict(zip(blocks, self.forward_intermediates(x, blocks, norm=self.final_norm)))
+        return tuple(maps[i] for i in self.out_indices)
 
 
 @MODELS.register_module(name='VisionTransformer')
@@ -68,4 +78,38 @@ class ViTBackbone(DenseBackboneMixin, VisionTransformer):
 class CaiTBackbone(DenseBackboneMixin, CaiT):
     """Dense CaiT backbone: the maps come from the patch tokens of the self-attention trunk."""
     family, default_depth = 'cait', 24
+    dense_overrides = dict(depth_token_only=0)
+
+
+@MODELS.register_module(name='ResMLP')
+class ResMLPBackbone(DenseBackboneMixin, ResMLP):
+    """Dense ResMLP backbone: the patch tokens after the ``out_indices`` blocks (thesis §4.3.6, Table 4.6).
+
+    The cross-patch layers fix the grid to ``img_size`` / patch: smaller inputs (slide-window crops at an
+    image border, batches padded less than the crop) are zero-padded at the bottom and right to
+    ``img_size`` and the maps cropped back, as the data preprocessor pads training crops; larger ones are
+    refused (use slide inference with ``crop_size`` = ``img_size``).
+    """
+    family, default_depth = 'resmlp', 12
+    dense_overrides = {}
+
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        (H, W), (ph, pw) = self.patch_embed.img_size, self.patch_embed.patch_size
+        h, w = x.shape[-2:]
+        if h > H or w > W:
+            raise ValueError(f'ResMLP backbone built for {H}x{W} inputs got {h}x{w}: its cross-patch layers fix '
+                             f'the grid (set img_size, and test with mode=slide, crop_size={H, W})')
+        if (h, w) == (H, W):
+            return super().forward(x)
+        maps = super().forward(F.pad(x, (0, W - w, 0, H - h)))
+        grid = (-(-h // ph), -(-w // pw))  # the patches that hold image pixels
+        return tuple(m[..., :grid[0], :grid[1]] for m in maps)
+
+
+@MODELS.register_module(name='PatchConvNet')
+class PatchConvNetBackbone(DenseBackboneMixin, PatchConvNet):
+    """Dense PatchConvNet backbone: the trunk's maps, without the attention-based pooling. The thesis feeds
+    the trunk's last map to every level of UperNet and Mask R-CNN (§5.3.3): ``out_indices=[N - 1] * 4``
+    with a rescaling neck (4 / 2 / 1 / 0.5), or ``[N - 1]`` with a simple feature pyramid."""
+    family, default_depth = 'patchconvnet', 60
     dense_overrides = dict(depth_token_only=0)

@@ -8,10 +8,12 @@ from typing import List, Optional
 from torch import nn
 
 from .cait import CaiT
+from .patchconvnet import PatchConvNet
+from .resmlp import ResMLP
 from .variants import VARIANTS
 from .vit import VisionTransformer
 
-MODEL_CLASSES = {'vit': VisionTransformer, 'cait': CaiT}
+MODEL_CLASSES = {'vit': VisionTransformer, 'cait': CaiT, 'resmlp': ResMLP, 'patchconvnet': PatchConvNet}
 
 
 def list_models(pattern: str = '*') -> List[str]:
@@ -47,8 +49,9 @@ def create_model(name: str, num_classes: int = 1000, checkpoint: Optional[str] =
     """Build the named variant; ``overrides`` replace its constructor arguments (img_size, drop_path_rate,
     global_pool, num_parallel, stem, ...).
 
-    ``checkpoint``: a file in any supported format (official DeiT / DeiT III / CaiT / MAE / MAE-lite, timm,
-    vitbench ``backbone.pth``, mmengine runner checkpoints); see :func:`backbones.load_checkpoint`.
+    ``checkpoint``: a file in any supported format (official DeiT / DeiT III / CaiT / ResMLP / PatchConvNet /
+    MAE / MAE-lite, timm, vitbench ``backbone.pth``, mmengine runner checkpoints); see
+    :func:`backbones.load_checkpoint`.
     """
     entry = get_variant(name)
     model = MODEL_CLASSES[entry['model']](**variant_kwargs(name, num_classes=num_classes, **overrides))

@@ -1,7 +1,7 @@
 """Named backbone variants: one table, architecture only (training recipes set drop path etc.).
 
-Each entry: the model class ('vit' or 'cait'), its constructor arguments, the paper and the official
-checkpoint convention the arguments reproduce. ``tools/list_backbones.py`` prints the table.
+Each entry: the model class ('vit', 'cait', 'resmlp' or 'patchconvnet'), its constructor arguments, the paper
+and the official checkpoint convention the arguments reproduce. ``tools/list_backbones.py`` prints the table.
 """
 
 DEIT = 'DeiT (Touvron et al., ICML 2021)'
@@ -9,6 +9,8 @@ DEIT3 = 'DeiT III (Touvron et al., ECCV 2022)'
 THREE = 'Three things (Touvron et al., ECCV 2022)'
 CAIT = 'CaiT (Touvron et al., ICCV 2021)'
 MAE_LITE = 'MAE-lite (Wang et al., ICML 2023)'
+RESMLP = 'ResMLP (Touvron et al., TPAMI 2022)'
+PATCHCONVNET = 'PatchConvNet (Touvron et al., arXiv 2112.13692)'
 DEMO = 'vitbench demo'
 
 _TINY = dict(embed_dim=192, num_heads=3)
@@ -33,6 +35,18 @@ def _cait(embed_dim, depth, num_heads, init_values, img_size=224):
     return dict(model='cait', paper=CAIT, kwargs=dict(
         img_size=img_size, patch_size=16, embed_dim=embed_dim, depth=depth, num_heads=num_heads,
         init_values=init_values, depth_token_only=2))
+
+
+def _resmlp(embed_dim, depth, init_values, patch_size=16, img_size=224, paper=RESMLP):
+    # official resmlp_models.py: LayerScale init by depth as CaiT's rule (thesis §4.3.1)
+    return dict(model='resmlp', paper=paper, kwargs=dict(
+        img_size=img_size, patch_size=patch_size, embed_dim=embed_dim, depth=depth, init_values=init_values))
+
+
+def _patchconvnet(embed_dim, depth, init_values, patch_size=16, img_size=224, paper=PATCHCONVNET):
+    # official patchconvnet_models.py: LayerScale 1e-4, 1e-6 for the 120-block models
+    return dict(model='patchconvnet', paper=paper, kwargs=dict(
+        img_size=img_size, patch_size=patch_size, embed_dim=embed_dim, depth=depth, init_values=init_values))
 
 
 VARIANTS = {
@@ -66,7 +80,24 @@ VARIANTS = {
     'cait_s36_224': _cait(384, 36, 8, 1e-6),
     'cait_m36_384': _cait(768, 36, 16, 1e-6, img_size=384),
 
+    # ResMLP-S12 / S24 / S36 (thesis Table 4.3: 15.4M / 30.0M / -) and B24/8, the official resmlpB_24 (129.1M)
+    'resmlp_12': _resmlp(384, 12, 0.1),
+    'resmlp_24': _resmlp(384, 24, 1e-5),
+    'resmlp_36': _resmlp(384, 36, 1e-6),
+    'resmlp_b24': _resmlp(768, 24, 1e-6, patch_size=8),
+
+    # PatchConvNet S / B / L = width 384 / 768 / 1024, the number = trunk depth (thesis Table 5.1, 5.2)
+    'patchconvnet_s60': _patchconvnet(384, 60, 1e-4),
+    'patchconvnet_s120': _patchconvnet(384, 120, 1e-6),
+    'patchconvnet_b60': _patchconvnet(768, 60, 1e-4),
+    'patchconvnet_b120': _patchconvnet(768, 120, 1e-6),
+    'patchconvnet_l60': _patchconvnet(1024, 60, 1e-4),
+    'patchconvnet_l120': _patchconvnet(1024, 120, 1e-6),
+
     # a DeiT-Tiny-width ViT at half the depth on 64x64 images with 8x8 patches (64 tokens): trains in minutes
     # on two CPU cores, used by configs/demo/.
     'vit_demo_patch8_64': _vit(DEMO, img_size=64, patch_size=8, depth=6, embed_dim=192, num_heads=3),
+    # the other families at demo size, on the same 8x8 grid of 8x8 patches (PatchConvNet: a 3-conv stem)
+    'resmlp_demo_patch8_64': _resmlp(192, 6, 0.1, patch_size=8, img_size=64, paper=DEMO),
+    'patchconvnet_demo_64': _patchconvnet(192, 12, 1e-4, patch_size=8, img_size=64, paper=DEMO),
 }

@@ -28,15 +28,19 @@ def normalize_indices(indices: Union[int, Sequence[int]], depth: int) -> List[in
 
 
 class ViTFamilyMixin:
-    """What :class:`VisionTransformer` and CaiT share: the official initialisation, the mmengine init hook,
-    the patch grid and the per-block outputs (``forward_intermediates``, ``forward_attention``).
+    """What the patch-based models share (:class:`VisionTransformer`, CaiT, ResMLP, PatchConvNet): the
+    official initialisation, the mmengine init hook, the patch grid, the layer ids of layer-wise decay and the
+    per-block outputs of token models (``forward_intermediates``, ``forward_attention``).
 
     The model provides ``patch_embed``, the parameters named in ``embedding_params`` (None where absent),
-    ``_trunk_input(x) -> (tokens, grid)``, ``blocks`` (called as ``blk(x, grid=grid)``), the final ``norm``
-    and ``num_prefix_tokens`` (the tokens before the patches in the blocks' input).
+    ``blocks`` (and ``blocks_token_only`` for a class-attention stage, None where absent) and the final
+    ``norm``; token models also ``_trunk_input(x) -> (tokens, grid)`` (the blocks called as
+    ``blk(x, grid=grid)``) and ``num_prefix_tokens`` (the tokens before the patches in the blocks' input).
     """
     # initialised in this order (it fixes the seeded init) and exempt from weight decay
     embedding_params: Tuple[str, ...]
+    # top-level names of layer 0 of layer-wise decay: the embedding stage
+    layer0_names: Tuple[str, ...] = ('cls_token', 'dist_token', 'pos_embed', 'patch_embed')
 
     @property
     def grid_size(self) -> Tuple[int, int]:
@@ -44,7 +48,7 @@ class ViTFamilyMixin:
 
     def _init_weights(self):
         # the official DeiT / CaiT initialisation; the patch conv keeps PyTorch's default
-        if self.pos_embed.is_meta:  # nothing to fill (e.g. counting parameters); the init is slow on meta
+        if next(self.parameters()).is_meta:  # nothing to fill (e.g. counting parameters); slow on meta
             return
         for p in (getattr(self, name) for name in self.embedding_params):
             if p is not None:
@@ -54,6 +58,44 @@ class ViTFamilyMixin:
                 trunc_normal_(m.weight, std=.02)
                 if m.bias is not None:
                     nn.init.zeros_(m.bias)
+
+    def _set_dims(self, num_classes: int, global_pool: str, embed_dim: int, depth: int):
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.embed_dim = self.num_features = embed_dim
+        self.depth = depth
+
+    def _build_head(self, norm: nn.Module, drop_rate: float):
+        """The final ``norm``, the classifier's dropout and linear ``head`` (Identity without classes)."""
+        self.norm = norm
+        self.head_drop = nn.Dropout(drop_rate)
+        self.head = nn.Linear(self.embed_dim, self.num_classes) if self.num_classes > 0 else nn.Identity()
+
+    # layer-wise learning-rate decay (BEiT / MAE convention)
+    @property
+    def num_layers(self) -> int:
+        """Blocks, plus class-attention blocks; ``get_layer_id`` returns ids in [0, num_layers + 1]."""
+        return len(self.blocks) + len(getattr(self, 'blocks_token_only', None) or ())
+
+    def get_layer_id(self, param_name: str) -> int:
+        """0 for the embedding stage (``layer0_names``), i + 1 for ``blocks.i``, depth + j + 1 for
+        ``blocks_token_only.j`` (a class token not in ``layer0_names`` joins there too: it only enters the
+        class-attention stage), num_layers + 1 for the final norm and the head.
+
+        With decay rate d, a parameter's lr scale is ``d ** (num_layers + 1 - get_layer_id(name))``.
+        A leading ``backbone.`` is ignored.
+        """
+        name = param_name[len('backbone.'):] if param_name.startswith('backbone.') else param_name
+        top = name.split('.')[0]
+        if top in self.layer0_names:
+            return 0
+        if top == 'blocks':
+            return int(name.split('.')[1]) + 1
+        if top == 'blocks_token_only':
+            return len(self.blocks) + int(name.split('.')[1]) + 1
+        if top == 'cls_token':
+            return len(self.blocks) + 1
+        return self.num_layers + 1
 
     def init_weights(self):
         """mmengine hook: weights are initialised at construction; a ``Pretrained`` init_cfg is loaded here
@@ -150,10 +192,7 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         norm_layer = layer_norm(norm_eps)
         use_fc_norm = global_pool == 'avg' if fc_norm is None else fc_norm
 
-        self.num_classes = num_classes
-        self.global_pool = global_pool
-        self.embed_dim = self.num_features = embed_dim
-        self.depth = depth
+        self._set_dims(num_classes, global_pool, embed_dim, depth)
         self.distilled = distilled
         self.distilled_training = False
         self.no_embed_class = no_embed_class
@@ -188,25 +227,6 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
     def pos_embed_prefix(self) -> int:
         """Number of prefix tokens (class, distillation) that have a row in ``pos_embed``."""
         return 0 if self.no_embed_class else self.num_prefix_tokens
-
-    # layer-wise learning-rate decay (BEiT / MAE convention)
-    @property
-    def num_layers(self) -> int:
-        """Number of blocks; ``get_layer_id`` returns ids in [0, num_layers + 1]."""
-        return len(self.blocks)
-
-    def get_layer_id(self, param_name: str) -> int:
-        """0 for the embeddings, i + 1 for ``blocks.i``, num_layers + 1 for the final norm and the head.
-
-        With decay rate d, a parameter's lr scale is ``d ** (num_layers + 1 - get_layer_id(name))``.
-        A leading ``backbone.`` is ignored.
-        """
-        name = param_name[len('backbone.'):] if param_name.startswith('backbone.') else param_name
-        if name.split('.')[0] in ('cls_token', 'dist_token', 'pos_embed', 'patch_embed'):
-            return 0
-        if name.startswith('blocks.'):
-            return int(name.split('.')[1]) + 1
-        return self.num_layers + 1
 
     def set_distilled_training(self, enable: bool = True):
         """In train mode, return (class logits, distillation logits) instead of their mean."""

@@ -2,10 +2,10 @@
 [--checkpoint PATH]``.
 
 Every config keeps its backbone at ``model.backbone`` with ``arch=<named variant>`` and names it in
-``experiment.backbone``. The swap rewrites both (and the registered type when the family changes, ViT ↔
-CaiT), points ``init_cfg`` at the checkpoint, and then lets the task re-derive what depends on the backbone
-(neck and head widths, ...) through its entry in :data:`ADAPTERS`. Classification tasks (pretrain, finetune,
-transfer) need none: their heads take their width from the backbone they are built with.
+``experiment.backbone``. The swap rewrites both (and the registered type when the family changes: ViT, CaiT,
+ResMLP, PatchConvNet), points ``init_cfg`` at the checkpoint, and then lets the task re-derive what depends on
+the backbone (neck and head widths, ...) through its entry in :data:`ADAPTERS`. Classification tasks
+(pretrain, finetune, transfer) need none: their heads take their width from the backbone they are built with.
 """
 import os.path as osp
 from typing import Callable, Dict, Optional
@@ -17,7 +17,7 @@ from .seg.swap import adapt_upernet
 
 # experiment.task -> fn(cfg, name, variant_kwargs) updating what depends on the backbone
 ADAPTERS: Dict[str, Callable] = {'seg': adapt_upernet, 'det': adapt_mask_rcnn}
-_FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT'}
+_FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet'}
 
 
 def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None) -> None:

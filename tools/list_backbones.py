@@ -1,6 +1,9 @@
 #!/usr/bin/env python
 """Print the named backbone variants: name, shape, parameters, GFLOPs at the variant's resolution, paper.
 
+Depth ``N+k``: N trunk blocks and k class-attention blocks (CaiT, PatchConvNet's attention-based pooling);
+heads: 0 for ResMLP (no attention).
+
     python tools/list_backbones.py [PATTERN] [--no-flops] [--json FILE]
 
 Parameters are counted on the meta device (instant); GFLOPs come from mmengine's FlopAnalyzer on one image
@@ -22,9 +25,12 @@ def describe(name: str, flops: bool = True) -> dict:
         model = create_model(name)
     kw = entry['kwargs']
     depth = f"{kw['depth']}x{kw['num_parallel']}" if kw.get('num_parallel', 1) > 1 else str(kw['depth'])
-    if entry['model'] == 'cait':
-        depth += f"+{kw.get('depth_token_only', 2)}"
-    row = dict(name=name, depth=depth, width=kw['embed_dim'], heads=kw['num_heads'], patch=kw['patch_size'],
+    blocks_token_only = getattr(model, 'blocks_token_only', None)
+    if blocks_token_only is not None:  # CaiT's and PatchConvNet's class-attention blocks
+        depth += f'+{len(blocks_token_only)}'
+    # attention heads: of the blocks (ViT, CaiT), of the attention-based pooling (PatchConvNet), none (ResMLP)
+    heads = kw.get('num_heads', blocks_token_only[0].attn.num_heads if blocks_token_only is not None else 0)
+    row = dict(name=name, depth=depth, width=kw['embed_dim'], heads=heads, patch=kw['patch_size'],
                params_M=round(count_params(model) / 1e6, 2), resolution=model.patch_embed.img_size[0],
                gflops=None, paper=entry['paper'])
     if flops:

@@ -9,6 +9,10 @@ Handled (detected from the keys, in this order):
 - facebookresearch/mae pre-training (encoder kept, ``decoder_*`` and ``mask_token`` dropped) and fine-tuned
   files (``fc_norm``);
 - MAE-lite files (``{'model': {'model.<key>': ...}}``; teacher, adapters and EMA copies dropped);
+- facebookresearch/deit ResMLP files (bare state dicts: ``attn`` = the cross-patch layer, ``mlp``,
+  ``gamma_1``/``gamma_2``) and timm's ResMLP (``stem``, bare ``ls1``/``ls2``, (1, 1, C) Affine parameters);
+- facebookresearch/deit PatchConvNet files (``{'model': ...}``: ``attn.qkv_pos.{0,2,4,5}`` trunk blocks,
+  ``patch_embed.proj.{0,2,4,6}.0`` stem);
 - timm state dicts (already in vitbench's names).
 """
 import re
@@ -29,6 +33,19 @@ _PARALLEL = {
     'norm21': 'ffns.1.norm', 'mlp1': 'ffns.1.mlp', 'gamma_2_1': 'ffns.1.ls.gamma',
 }
 _BLOCK_KEY = re.compile(r'^blocks\.(\d+)\.([^.]+)(.*)$')
+# ResMLP: official (resmlp_models.py) and timm (mlp_mixer.py) names -> vitbench's
+_RESMLP_OFFICIAL = [(re.compile(r'^(blocks\.\d+)\.attn\.'), r'\1.linear_tokens.'),
+                    (re.compile(r'^(blocks\.\d+)\.mlp\.'), r'\1.mlp_channels.')]
+_RESMLP_TIMM = [(re.compile(r'^stem\.'), 'patch_embed.'), (re.compile(r'^(blocks\.\d+)\.(ls[12])$'), r'\1.\2.gamma')]
+# PatchConvNet: official (patchconvnet_models.py) trunk blocks and stem -> vitbench's
+_PATCHCONVNET_OFFICIAL = [
+    (re.compile(r'^(blocks\.\d+)\.attn\.qkv_pos\.0\.'), r'\1.conv1.'),
+    (re.compile(r'^(blocks\.\d+)\.attn\.qkv_pos\.2\.'), r'\1.dwconv.'),
+    (re.compile(r'^(blocks\.\d+)\.attn\.qkv_pos\.4\.conv_reduce\.'), r'\1.se.fc1.'),
+    (re.compile(r'^(blocks\.\d+)\.attn\.qkv_pos\.4\.conv_expand\.'), r'\1.se.fc2.'),
+    (re.compile(r'^(blocks\.\d+)\.attn\.qkv_pos\.5\.'), r'\1.conv2.'),
+    (re.compile(r'^patch_embed\.proj\.(\d+)\.0\.'), r'patch_embed.proj.\1.'),
+]
 
 
 @dataclass
@@ -90,6 +107,31 @@ def _rename_parallel(sd: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
     return out
 
 
+def _rename(sd: Dict[str, torch.Tensor], rules) -> Dict[str, torch.Tensor]:
+    out = {}
+    for k, v in sd.items():
+        for pattern, repl in rules:
+            k = pattern.sub(repl, k)
+        out[k] = v
+    return out
+
+
+def _rename_families(ck: Canonical) -> None:
+    """ResMLP (official, timm) and official PatchConvNet keys to vitbench's, recognised by their own keys."""
+    sd = ck.state_dict
+    if 'blocks.0.linear_tokens.weight' in sd and 'stem.proj.weight' in sd:
+        sd = _rename(sd, _RESMLP_TIMM)
+        # timm keeps the Affine parameters as (1, 1, C)
+        ck.state_dict = {k: v.reshape(-1) if k.endswith(('.alpha', '.beta')) else v for k, v in sd.items()}
+        ck.source = 'timm ResMLP'
+    elif 'blocks.0.norm1.alpha' in sd and 'blocks.0.attn.weight' in sd:
+        ck.state_dict = _rename(sd, _RESMLP_OFFICIAL)
+        ck.source = 'facebookresearch/deit ResMLP'
+    elif any('.attn.qkv_pos.' in k for k in sd):
+        ck.state_dict = _rename(sd, _PATCHCONVNET_OFFICIAL)
+        ck.source = 'facebookresearch/deit PatchConvNet'
+
+
 def to_canonical(obj, path: str, prefix: Optional[str] = None) -> Canonical:
     """Unwrap a loaded checkpoint and rename its keys to vitbench's; ``prefix`` selects a sub-module."""
     ck = _unwrap(obj, path)
@@ -119,6 +161,8 @@ def to_canonical(obj, path: str, prefix: Optional[str] = None) -> Canonical:
           'MAE-lite distillation head dropped (dist_norm, head_dist)')
     sd = ck.state_dict
 
+    _rename_families(ck)
+    sd = ck.state_dict
     if any(re.match(r'^blocks\.\d+\.norm11\.', k) for k in sd):
         ck.state_dict = sd = _rename_parallel(sd)
         ck.source = 'facebookresearch/deit three-things parallel'

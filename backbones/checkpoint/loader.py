@@ -106,7 +106,7 @@ def _num_blocks(keys) -> int:
     return max(ids) + 1 if ids else 0
 
 
-def _hints(missing, unexpected, ckpt_keys, model_keys) -> List[str]:
+def _hints(missing, unexpected, ckpt_keys, model_keys, shapes=()) -> List[str]:
     def is_ls(k):
         return '.ls1.' in k or '.ls2.' in k or '.ls.' in k
 
@@ -129,6 +129,9 @@ def _hints(missing, unexpected, ckpt_keys, model_keys) -> List[str]:
     if any(k.startswith('patch_embed.proj.0.') for k in ckpt_keys) != \
             any(k.startswith('patch_embed.proj.0.') for k in model_keys):
         hints.append("the stems differ: linear patch projection vs stem='hmlp'")
+    if any('.linear_tokens.' in s for s in shapes):
+        hints.append("ResMLP's cross-patch layers are sized for the checkpoint's token grid: build the model "
+                     "with the img_size it was trained at (N x N weights for N patches)")
     return hints
 
 
@@ -140,7 +143,7 @@ def _listing(title, keys, limit=12):
 
 def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = None,
                     verbose: bool = True) -> LoadReport:
-    """Load ``checkpoint`` into ``model`` (a vitbench VisionTransformer or CaiT); see the module docstring.
+    """Load ``checkpoint`` into ``model`` (a vitbench backbone of any family); see the module docstring.
 
     ``prefix`` selects a sub-module of the checkpoint (mmengine's ``Pretrained`` init_cfg option).
     Returns a :class:`LoadReport` (detected format and notes); the notes are also logged.
@@ -170,7 +173,7 @@ def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = N
             lines.append(_listing('unexpected in the checkpoint', unexpected))
         if shapes:
             lines.append(_listing('shape mismatches', shapes, limit=6))
-        lines += [f'  hint: {h}' for h in _hints(missing, unexpected, ckpt_keys, set(own))]
+        lines += [f'  hint: {h}' for h in _hints(missing, unexpected, ckpt_keys, set(own), shapes)]
         raise CheckpointError('\n'.join(lines))
     fresh = sorted({k.rsplit('.', 1)[0] for k in fresh} - set(resized_heads))
     if fresh:

@@ -1,14 +1,17 @@
-"""Building blocks of the ViT family and CaiT."""
+"""Building blocks of the ViT family, CaiT, ResMLP and PatchConvNet."""
 from .attention import Attention, explicit_attention
-from .blocks import Block, ClassAttentionBlock, ParallelBlock, drop_path_rates, residual
+from .blocks import Block, ClassAttentionBlock, ParallelBlock, drop_path_rates, make_drop_path, residual
 from .cait_attention import ClassAttention, TalkingHeadAttention
-from .mlp import LayerScale, Mlp
+from .conv_block import PatchConvBlock, trunk_norm
+from .mlp import LayerScale, LayerScale2d, Mlp
 from .pos_embed import resample_pos_embed, square_grid
-from .stems import HMLPStem, PatchEmbed, to_2tuple
+from .resmlp_block import Affine, ResMLPBlock
+from .stems import ConvStem, HMLPStem, PatchEmbed, to_2tuple
 from .window import window_attention
 
 __all__ = [
     'Attention', 'explicit_attention', 'Block', 'ClassAttentionBlock', 'ParallelBlock', 'drop_path_rates',
-    'residual', 'ClassAttention', 'TalkingHeadAttention', 'LayerScale', 'Mlp', 'resample_pos_embed',
-    'square_grid', 'HMLPStem', 'PatchEmbed', 'to_2tuple', 'window_attention',
+    'make_drop_path', 'residual', 'ClassAttention', 'TalkingHeadAttention', 'PatchConvBlock', 'trunk_norm',
+    'LayerScale', 'LayerScale2d', 'Mlp', 'resample_pos_embed', 'square_grid', 'Affine', 'ResMLPBlock',
+    'ConvStem', 'HMLPStem', 'PatchEmbed', 'to_2tuple', 'window_attention',
 ]

@@ -42,7 +42,7 @@ def _make_ls(dim, init_values):
     return LayerScale(dim, init_values) if init_values is not None else None
 
 
-def _make_drop_path(rate):
+def make_drop_path(rate):
     return DropPath(rate) if rate > 0. else None
 
 
@@ -62,11 +62,11 @@ class Block(nn.Module):
         self.attn = attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
                                proj_drop=proj_drop)
         self.ls1 = _make_ls(dim, init_values)
-        self.drop_path1 = _make_drop_path(drop_path)
+        self.drop_path1 = make_drop_path(drop_path)
         self.norm2 = norm_layer(dim)
         self.mlp = Mlp(dim, int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop)
         self.ls2 = _make_ls(dim, init_values)
-        self.drop_path2 = _make_drop_path(drop_path)
+        self.drop_path2 = make_drop_path(drop_path)
         self.window_size = window_size
         self.num_prefix_tokens = num_prefix_tokens
 
@@ -94,7 +94,7 @@ class Branch(nn.Module):
         self.norm = norm_layer(dim)
         self.add_module(name, layer)
         self.ls = _make_ls(dim, init_values)
-        self.drop_path = _make_drop_path(drop_path)
+        self.drop_path = make_drop_path(drop_path)
 
 
 class ParallelBlock(nn.Module):

@@ -1,4 +1,4 @@
-"""Transformer feed-forward network and LayerScale."""
+"""Transformer feed-forward network and LayerScale (on tokens, and on (B, C, H, W) maps)."""
 import torch
 from torch import nn
 
@@ -28,3 +28,10 @@ class LayerScale(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x * self.gamma
+
+
+class LayerScale2d(LayerScale):
+    """LayerScale of (B, C, H, W) maps: the same ``gamma`` per channel (key ``gamma``), along dim 1."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.gamma.view(-1, 1, 1)

@@ -1,8 +1,11 @@
-"""Patch stems: the usual linear patch projection and the hierarchical-MLP (hMLP) stem.
+"""Patch stems: the usual linear patch projection, the hierarchical-MLP (hMLP) stem and PatchConvNet's
+convolutional stem.
 
-Both map (B, 3, H, W) to (B, H/p * W/p, D) tokens and return the token grid (H/p, W/p) alongside, so any
-input whose sides are multiples of the patch size is accepted.
+The first two map (B, 3, H, W) to (B, H/p * W/p, D) tokens and return the token grid (H/p, W/p) alongside, so
+any input whose sides are multiples of the patch size is accepted. The convolutional stem feeds a
+convolutional trunk: it returns the (B, D, H/p, W/p) map itself.
 """
+import math
 from typing import Tuple, Union
 
 import torch
@@ -68,3 +71,36 @@ class HMLPStem(nn.Module):
     def forward(self, x: torch.Tensor):
         grid = _check_divisible(x, self.patch_size)
         return self.proj(x).flatten(2).transpose(1, 2), grid
+
+
+class ConvStem(nn.Module):
+    """PatchConvNet's stem (LeViT's; thesis §5.2.1): log2(p) 3x3 convs of stride 2 without bias, GELU between
+    them, widths D/2^(k-1) ... D/2, D (D/8, D/4, D/2, D for 16x16 patches), as the official ``ConvStem``
+    (keys ``proj.{0,2,4,6}`` for its ``proj.{0,2,4,6}.0``).
+
+    The convolutions are padded: any input size works (sides are divided by p, rounded up), as officially.
+    """
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768):
+        super().__init__()
+        self.img_size, self.patch_size = to_2tuple(img_size), to_2tuple(patch_size)
+        p = self.patch_size[0]
+        num_convs = int(math.log2(p)) if p > 1 else 0
+        if self.patch_size[1] != p or 2 ** num_convs != p or embed_dim % (p // 2):
+            raise ValueError(f'the convolutional stem needs square patches of a power of 2 (>= 2) and an '
+                             f'embed_dim divisible by patch_size / 2; got patch_size={patch_size}, '
+                             f'embed_dim={embed_dim}')
+        self.grid_size = (self.img_size[0] // p, self.img_size[1] // p)
+        self.num_patches = self.grid_size[0] * self.grid_size[1]
+        widths = [in_chans] + [embed_dim // 2 ** (num_convs - 1 - i) for i in range(num_convs)]
+        layers = []
+        for i in range(num_convs):
+            if i:
+                layers.append(nn.GELU())
+            layers.append(nn.Conv2d(widths[i], widths[i + 1], kernel_size=3, stride=2, padding=1, bias=False))
+        self.proj = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor):
+        """(B, 3, H, W) -> ((B, D, ceil(H/p), ceil(W/p)) map, its grid)."""
+        x = self.proj(x)
+        return x, tuple(x.shape[-2:])

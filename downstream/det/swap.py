@@ -2,7 +2,10 @@
 
 What depends on the backbone: the pyramid's input width (its ``embed_dim``), the pyramid scales (strides 4
 to 32 whatever the patch size), and which blocks keep global attention: four, evenly spaced, the last one
-included (ViTDet: 2, 5, 8, 11 at depth 12; 5, 11, 17, 23 at depth 24; 7, 15, 23, 31 at depth 32).
+included (ViTDet: 2, 5, 8, 11 at depth 12; 5, 11, 17, 23 at depth 24; 7, 15, 23, 31 at depth 32). Every
+family gives the pyramid its last map (PatchConvNet's trunk output, as the thesis' Table 5.6 does); only the
+ViT has windowed attention, the others drop the window keys (CaiT attends globally, memory growing with the
+image; ResMLP and PatchConvNet have no attention), and ResMLP's fixed token grid is built for the padded batch.
 """
 from typing import List, Tuple
 
@@ -10,6 +13,8 @@ from backbones.factory import get_variant
 
 
 STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
+WINDOWED = {'vit'}       # families with windowed attention (global_attn_indexes)
+FIXED_GRID = {'resmlp'}  # families whose img_size fixes the token grid
 
 
 def global_blocks(depth: int, num: int = 4) -> List[int]:
@@ -38,10 +43,13 @@ def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
                          f'config (model.data_preprocessor.pad_size_divisor): use a multiple of {patch}')
     depth = backbone.get('depth') or variant['depth']  # an explicit depth override (tests, ablations) wins
     backbone.out_indices = [depth - 1]                 # the pyramid is built from the last map only
-    if get_variant(name)['model'] == 'vit':
+    family = get_variant(name)['model']
+    if family in WINDOWED:
         backbone.global_attn_indexes = global_blocks(depth)
-    else:  # CaiT has no windowed attention: every block attends globally (memory grows with the image)
+    else:
         backbone.pop('window_size', None)
         backbone.pop('global_attn_indexes', None)
+    if family in FIXED_GRID and pad:
+        backbone.img_size = pad  # every batch is padded to this square
     neck.in_channels = variant['embed_dim']
     neck.scales = list(scales)

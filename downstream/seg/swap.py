@@ -1,12 +1,20 @@
 """``tools/train.py <upernet config> --backbone NAME``: neck and head widths follow the new backbone.
 
-UperNet on a plain backbone (BEiT / MAE / XCiT practice) reads four blocks spread over the depth
-(``pyramid_indices``), rescales them 4 / 2 / 1 / 0.5 with ``Feature2Pyramid`` (width = embedding dim) and
-decodes with ``head_channels`` channels: 512 for base and larger, 384 for small, 192 for tiny (DeiT III
-thesis, §6.3.5.2).
+UperNet on a plain backbone (BEiT / MAE / XCiT practice) reads four maps, rescales them 4 / 2 / 1 / 0.5 with
+``Feature2Pyramid`` (width = embedding dim) and decodes with ``head_channels`` channels. What differs by
+family is one row of :data:`LAYOUTS`:
+
+- which blocks feed the four levels: four spread over the depth (``pyramid_indices``) for the token models
+  (ViT, CaiT, ResMLP, thesis Table 4.6); the trunk's last map at every level for PatchConvNet, "we only use
+  the final output of our network at different levels in UPerNet" (thesis §5.3.3);
+- the decoder width: 512 for base and larger, 384 for small, 192 for tiny (DeiT III thesis, §6.3.5.2);
+  512 for PatchConvNet from S up (Table 5.3's parameter counts are those of 512-channel UperNets);
+- a fixed token grid (ResMLP: its cross-patch layers are sized for one grid, so the backbone is built for
+  the config's crops).
 """
 from typing import List
 
+from backbones.factory import get_variant
 
 
 def head_channels(embed_dim: int) -> int:
@@ -23,8 +31,28 @@ def pyramid_indices(depth: int) -> List[int]:
     return [depth // 3 - 1, depth // 2 - 1, 2 * depth // 3 - 1, depth - 1]
 
 
+def trunk_output(depth: int) -> List[int]:
+    """The last block's map at all 4 levels (PatchConvNet)."""
+    return [depth - 1] * 4
+
+
+def patchconvnet_channels(embed_dim: int) -> int:
+    """512 for S (384), B and L; narrower (demo-sized) models as the ViTs of their width."""
+    return 512 if embed_dim >= 384 else head_channels(embed_dim)
+
+
+# family -> (blocks of the 4 levels, UperNet width, whether the backbone's grid is fixed by its img_size)
+LAYOUTS = {
+    'vit': (pyramid_indices, head_channels, False),
+    'cait': (pyramid_indices, head_channels, False),
+    'resmlp': (pyramid_indices, head_channels, True),
+    'patchconvnet': (trunk_output, patchconvnet_channels, False),
+}
+
+
 def adapt_upernet(cfg, name: str, variant: dict) -> None:
     dim, model = variant['embed_dim'], cfg.model
+    levels, channels, fixed_grid = LAYOUTS[get_variant(name)['model']]
     preprocessor, patch = model.get('data_preprocessor') or {}, variant['patch_size']
     crop = preprocessor.get('size') or ()
     if any(side % patch for side in crop):
@@ -32,12 +60,14 @@ def adapt_upernet(cfg, name: str, variant: dict) -> None:
                          f'config (model.data_preprocessor.size): use crops that are a multiple of {patch}')
     if preprocessor.get('test_cfg', {}).get('size_divisor'):
         preprocessor.test_cfg.size_divisor = patch  # test images padded to whole patches
-    model.backbone.out_indices = pyramid_indices(variant['depth'])
+    if fixed_grid and crop:
+        model.backbone.img_size = tuple(crop)  # a grid of the crops' size (smaller test windows are padded)
+    model.backbone.out_indices = levels(variant['depth'])
     if model.get('neck') and 'embed_dim' in model.neck:
         model.neck.embed_dim = dim
     head = model.decode_head
     head.in_channels = [dim] * len(head.in_channels) if isinstance(head.in_channels, (list, tuple)) else dim
-    head.channels = head_channels(dim)
+    head.channels = channels(dim)
     aux = model.get('auxiliary_head') or []
     for aux_head in aux if isinstance(aux, list) else [aux]:
         aux_head.in_channels = dim

@@ -1,0 +1,105 @@
+"""PatchConvNet (Touvron et al., "Augmenting Convolutional networks with attention-based aggregation";
+thesis ch. 5): a convolutional stem to 16x16 patches, a column of residual convolutional blocks at constant
+width and resolution, and attention-based pooling: one single-head class-attention block (a learned query,
+the class token, attends over the patches), final norm, linear classifier.
+"""
+from typing import List, Sequence, Union
+
+import torch
+from mmengine.model import BaseModule
+from torch import nn
+
+from .cait import ClassAttentionHeadMixin, check_global_pool, class_attention_stage
+from .layers import ConvStem, PatchConvBlock, drop_path_rates
+from .vit import ViTFamilyMixin, layer_norm, normalize_indices
+
+
+class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
+    """PatchConvNet with the official ``patchconvnet_models.py`` architecture (S60 ... L120).
+
+    Args:
+        embed_dim, depth: the trunk's width d and number of blocks N (S = 384, B = 768, L = 1024; S60: N = 60).
+        norm: normalisation of the trunk blocks, 'ln' (the thesis' default) or 'bn' (Table 5.8). The
+            pooling stage and the final norm are LayerNorms either way.
+        init_values: LayerScale init of every block (official: 1e-4, 1e-6 for the 120-block models).
+        num_heads, mlp_ratio_token_only, depth_token_only: the attention-based pooling (official: 1 head, an
+            FFN of ratio 3, one block); ``depth_token_only=0`` builds the trunk alone (dense use).
+        global_pool: 'token' (the class token, the paper's), 'avg' (average pooling, Table 5.7) or ''.
+        drop_path_uniform: the same stochastic-depth rate in every block (the thesis: "a uniform drop rate").
+        drop_rate: dropout before the classifier; proj_drop_rate / attn_drop_rate: in the pooling block.
+    """
+    checkpoint_optional = ('cls_token', 'blocks_token_only.', 'norm.', 'head.')
+    checkpoint_may_miss = ('head.',)
+    embedding_params = ('cls_token',)
+    layer0_names = ('patch_embed',)  # the class token joins with the class-attention block
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
+                 global_pool: str = 'token', embed_dim: int = 384, depth: int = 60, norm: str = 'ln',
+                 init_values: float = 1e-4, num_heads: int = 1, mlp_ratio_token_only: float = 3.,
+                 qkv_bias: bool = True, depth_token_only: int = 1, final_norm: bool = True,
+                 drop_rate: float = 0., attn_drop_rate: float = 0., proj_drop_rate: float = 0.,
+                 drop_path_rate: float = 0., drop_path_uniform: bool = True, norm_eps: float = 1e-6,
+                 init_cfg=None):
+        super().__init__(init_cfg=init_cfg)
+        check_global_pool(global_pool, depth_token_only)
+        norm_layer = layer_norm(norm_eps)
+        self._set_dims(num_classes, global_pool, embed_dim, depth)
+
+        self.patch_embed = ConvStem(img_size, patch_size, in_chans, embed_dim)
+        dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
+        self.blocks = nn.ModuleList([
+            PatchConvBlock(embed_dim, init_values=init_values, drop_path=dpr[i], norm=norm, norm_eps=norm_eps)
+            for i in range(depth)])
+        self.cls_token, self.blocks_token_only = class_attention_stage(
+            embed_dim, depth_token_only, num_heads=num_heads, mlp_ratio=mlp_ratio_token_only, qkv_bias=qkv_bias,
+            init_values=init_values, attn_drop=attn_drop_rate, proj_drop=proj_drop_rate, norm_layer=norm_layer)
+        self._build_head(norm_layer(embed_dim) if final_norm else nn.Identity(), drop_rate)
+        self._init_weights()
+
+    def _trunk_input(self, x: torch.Tensor) -> torch.Tensor:
+        """The stem's map in channels-last memory, the layout every trunk block reads and writes."""
+        x, _ = self.patch_embed(x)
+        return x.contiguous(memory_format=torch.channels_last)
+
+    @staticmethod
+    def _tokens(x: torch.Tensor) -> torch.Tensor:
+        """(B, C, H, W) channels-last map -> (B, H * W, C) tokens, a view."""
+        return x.permute(0, 2, 3, 1).flatten(1, 2)
+
+    def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
+        """(B, 3, H, W) -> normalised [class token, patch tokens] (B, 1 + N, C), or (B, N, C) without the
+        pooling stage; ``prefix_only``: just the class token (B, 1, C), all a class-token head reads."""
+        x = self._trunk_input(x)
+        for blk in self.blocks:
+            x = blk(x)
+        return self.pool_features(self._tokens(x), prefix_only)
+
+    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
+                              norm: bool = False) -> List[torch.Tensor]:
+        """The maps (B, C, H/p, W/p) after the blocks in ``indices``, for dense heads; ``norm`` applies the
+        final norm (over channels) to the last block's map. Blocks after the last index are skipped."""
+        indices = normalize_indices(indices, len(self.blocks))
+        x = self._trunk_input(x)
+        outs = []
+        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
+            x = blk(x)
+            if i in indices:
+                last = norm and i == len(self.blocks) - 1
+                outs.append(self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) if last else x)
+        return outs
+
+    @torch.no_grad()
+    def forward_attention(self, x: torch.Tensor, kind: str = 'probs') -> List[torch.Tensor]:
+        """The pooling's attention over the patches, one (B, heads, 1, H/p * W/p) map per class-attention
+        block: one weight per patch, the thesis' saliency maps (Figs. 5.5, 5.6); ``kind``: 'probs' or 'logits'."""
+        if self.blocks_token_only is None:
+            raise ValueError('this PatchConvNet has no attention-based pooling (depth_token_only=0)')
+        x = self._trunk_input(x)
+        for blk in self.blocks:
+            x = blk(x)
+        x = self._tokens(x)
+        cls_token, maps = self.cls_token.expand(x.shape[0], -1, -1), []
+        for blk in self.blocks_token_only:
+            cls_token, attn = blk(x, cls_token, return_attn=kind)
+            maps.append(attn[..., 1:])  # the patches' weights (the class token also attends to itself)
+        return maps
