@@ -13,6 +13,8 @@ from mmengine.dataset import BaseDataset
 
 from vitbench.registry import DATASETS
 
+from .transforms import STAND_IN_IF_UNREADABLE
+
 IMG_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.ppm', '.bmp', '.pgm', '.tif', '.tiff', '.webp')
 SPLITS = ('train', 'val')  # the split folders of LAYOUT; ``split`` may name any other sub-folder too
 LAYOUT = """\
@@ -61,6 +63,12 @@ class ImageNet(BaseDataset):
         if not folders:
             raise self._layout_error('no class sub-folders')
         return folders
+
+    def prepare_data(self, idx: int):
+        info = self.get_data_info(idx)
+        if self.test_mode:  # an unreadable image under LoadImage(skip_corrupt=True) gets a stand-in, not None
+            info[STAND_IN_IF_UNREADABLE] = True
+        return self.pipeline(info)
 
     def load_data_list(self) -> List[dict]:
         if self.ann_file:

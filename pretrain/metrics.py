@@ -1,10 +1,37 @@
-"""Validation metrics: top-k accuracy (in percent) and MAE's reconstruction loss."""
-from typing import Sequence
+"""Validation metrics: top-k accuracy (in percent) and MAE's reconstruction loss.
+
+Both leave out the stand-ins of images that ``LoadImage(skip_corrupt=True)`` could not read, and report how many
+they left out as ``skipped_images`` (only when there were some), which result.json then records.
+"""
+from typing import List, Sequence
 
 import torch
 from mmengine.evaluator import BaseMetric
 
 from vitbench.registry import METRICS
+
+from .transforms import SKIPPED_LABEL
+
+
+def _stand_ins(data_batch, size: int) -> List[bool]:
+    """Which samples of the batch stand in for unreadable images (labelled SKIPPED_LABEL by LoadImage)."""
+    samples = data_batch.get('data_samples') if isinstance(data_batch, dict) else None
+    labels = samples.get('gt_label') if isinstance(samples, dict) else None
+    return [False] * size if labels is None else [int(label) == SKIPPED_LABEL for label in labels]
+
+
+def _scored(results: list) -> list:
+    """The results of the images that were read (None: a stand-in)."""
+    scored = [r for r in results if r is not None]
+    if not scored:
+        raise ValueError(f'none of the {len(results)} evaluation images could be read (all skipped by '
+                         'LoadImage(skip_corrupt=True)); see the log for the files')
+    return scored
+
+
+def _with_skipped(metrics: dict, results: list) -> dict:
+    skipped = sum(r is None for r in results)
+    return dict(metrics, skipped_images=skipped) if skipped else metrics
 
 
 @METRICS.register_module()
@@ -18,15 +45,18 @@ class Accuracy(BaseMetric):
         self.topk = tuple(topk)
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        for sample in data_samples:
+        for sample, stand_in in zip(data_samples, _stand_ins(data_batch, len(data_samples))):
+            if stand_in:
+                self.results.append(None)
+                continue
             score, label = sample['pred_score'], int(sample['gt_label'])
             k = min(max(self.topk), score.numel())
             top = score.topk(k).indices.tolist()
             self.results.append([label in top[:min(t, k)] for t in self.topk])
 
     def compute_metrics(self, results: list) -> dict:
-        hits = torch.tensor(results, dtype=torch.float64)
-        return {f'top{k}': float(hits[:, i].mean() * 100) for i, k in enumerate(self.topk)}
+        hits = torch.tensor(_scored(results), dtype=torch.float64)
+        return _with_skipped({f'top{k}': float(hits[:, i].mean() * 100) for i, k in enumerate(self.topk)}, results)
 
 
 @METRICS.register_module()
@@ -37,7 +67,9 @@ class ReconstructionLoss(BaseMetric):
     default_prefix = 'mae'
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        self.results += [float(s['loss']) for s in data_samples]
+        self.results += [None if stand_in else float(s['loss'])
+                         for s, stand_in in zip(data_samples, _stand_ins(data_batch, len(data_samples)))]
 
     def compute_metrics(self, results: list) -> dict:
-        return dict(reconstruction_mse=sum(results) / len(results))
+        losses = _scored(results)
+        return _with_skipped(dict(reconstruction_mse=sum(losses) / len(losses)), results)

@@ -28,18 +28,36 @@ class ImageReadError(OSError):
     """An image file that cannot be decoded; the message names the file."""
 
 
+# An evaluation cannot draw another sample for an unreadable one (every image is scored once, on every rank):
+# datasets in test mode set this key, and LoadImage(skip_corrupt=True) then puts a black stand-in labelled
+# SKIPPED_LABEL in its place, which the metrics (pretrain/metrics.py) leave out and count.
+STAND_IN_IF_UNREADABLE = 'stand_in_if_unreadable'
+SKIPPED_LABEL = -1
+_COUNT_SLOTS = 256  # skip counters: one per dataloader worker process (slot 0: the main process)
+
+
 @TRANSFORMS.register_module()
 class LoadImage:
     """Read ``results['img_path']`` as an RGB PIL image into ``results['img']``.
 
     An unreadable or corrupt file raises :class:`ImageReadError` naming it. With ``skip_corrupt=True``
-    the file is logged and skipped instead (mmengine's dataset then draws another sample); the log counts
-    the skipped files per worker, so a silently shrinking dataset cannot go unnoticed.
+    the file is logged and skipped instead: in training mmengine's dataset draws another sample; in an
+    evaluation a stand-in takes its place, left out of the metric and counted in its results
+    (``skipped_images``). Each skip is logged with the total so far over all the dataloader's worker processes,
+    so a silently shrinking dataset cannot go unnoticed.
     """
 
     def __init__(self, skip_corrupt: bool = False):
         self.skip_corrupt = skip_corrupt
-        self.num_skipped = 0
+        # In shared memory, which forked or spawned dataloader workers share: each process counts in its own
+        # slot (no lost updates), the sum is the total.
+        self._skipped = torch.zeros(_COUNT_SLOTS, dtype=torch.int64).share_memory_() if skip_corrupt else \
+            torch.zeros(1, dtype=torch.int64)
+
+    @property
+    def num_skipped(self) -> int:
+        """Files skipped so far by this transform, in every process of its dataloader."""
+        return int(self._skipped.sum())
 
     def __call__(self, results: dict):
         path = results['img_path']
@@ -50,10 +68,15 @@ class LoadImage:
             if not self.skip_corrupt:
                 raise ImageReadError(f'cannot read image {path}: {type(e).__name__}: {e} '
                                      f'(fix or remove the file, or set LoadImage(skip_corrupt=True))') from e
-            self.num_skipped += 1
-            print_log(f'skipped unreadable image {path} ({type(e).__name__}: {e}); '
-                      f'{self.num_skipped} skipped so far in this worker', logger='current', level=30)
-            return None
+            worker = torch.utils.data.get_worker_info()
+            self._skipped[(0 if worker is None else worker.id + 1) % len(self._skipped)] += 1
+            stand_in = results.get(STAND_IN_IF_UNREADABLE, False)
+            print_log(f'skipped unreadable image {path} ({type(e).__name__}: {e})'
+                      f'{"; left out of the evaluation" if stand_in else ""}; {self.num_skipped} skipped so far '
+                      'in all', logger='current', level=30)
+            if not stand_in:
+                return None
+            results['img'], results['gt_label'] = Image.new('RGB', (256, 256)), SKIPPED_LABEL
         return results
 
 

@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from _tool_helpers import run_tool, train
-from vitbench.engine.cpu_amp import CPUAmpOptimWrapper
+from vitbench.engine.cpu_amp import CPUAmpOptimWrapper, cpu_has_fast_bf16
 
 
 def test_wrapper_autocasts_the_forward_and_steps_fp32_weights():
@@ -25,6 +25,8 @@ def test_wrapper_rejects_an_unknown_dtype():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason='the GPU path uses mmengine.AmpOptimWrapper')
+@pytest.mark.skipif(not cpu_has_fast_bf16(), reason='--amp is refused on a CPU without bf16 units '
+                    '(tests/test_faults_inputs.py checks that)')
 def test_train_tool_amp_runs_on_cpu(tmp_path):
     train(tmp_path, '--amp')  # mmengine's AmpOptimWrapper would refuse: no GPU
     assert (tmp_path / 'iter_4.pth').is_file()

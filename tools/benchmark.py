@@ -10,7 +10,10 @@ wall clock: on a machine shared with other jobs, waiting for the CPU then does n
 
 Suites:
   backbones  vitbench vs timm on the same architecture with the same weights (outputs checked equal first):
-             params, GFLOPs, forward and forward+backward throughput and peak memory, fp32 and bf16 autocast.
+             params, GFLOPs, forward and forward+backward throughput and peak memory, fp32 and bf16 autocast
+             (bf16 only on CPUs with bf16 instructions unless --dtypes asks for it). Families timm does not
+             have (PatchConvNet) are measured alone: the same columns, no ratio to timm (the thesis' Tables 5.1
+             / 5.2 give their throughput and peak memory, batch-256 inference on a V100).
   pretrain   training-step cost of the recipes (pretrain/benchmark.py): MAE vs supervised, distilled MAE vs
              MAE, attention-only vs full fine-tuning (step time and peak memory).
 """
@@ -28,6 +31,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from vitbench.engine.cpu_amp import SLOW_BF16, cpu_flags, cpu_has_fast_bf16
 from vitbench.fileio import atomic_write_text
 
 # vitbench variant -> timm model (and arguments) of the same architecture
@@ -39,19 +43,21 @@ TIMM_MODELS.update({
     'vit_tiny12h_patch16_224': ('vit_tiny_patch16_224', dict(num_heads=12)),
     'deit3_small_patch16_18x2': ('vit_small_patch16_18x2_224', dict(no_embed_class=True, init_values=1e-4)),
     'vit_demo_patch8_64': ('vit_tiny_patch16_224', dict(img_size=64, patch_size=8, depth=6)),
+    'resmlp_12': ('resmlp_12_224', {}), 'resmlp_24': ('resmlp_24_224', {}), 'resmlp_36': ('resmlp_36_224', {}),
+    'resmlp_b24': ('resmlp_big_24_224', {}),  # (timm's resmlp_* fix their shapes: no demo-sized counterpart)
 })
-DEFAULT_MODELS = ['deit3_small_patch16_224', 'deit3_base_patch16_224', 'cait_xxs24_224']
+DEFAULT_MODELS = ['deit3_small_patch16_224', 'deit3_base_patch16_224', 'cait_xxs24_224', 'resmlp_24',
+                  'patchconvnet_s60']
+# LayerScale parameters of timm's models, whose tiny inits (1e-5, 1e-6) would make the blocks near-identities
+_TIMM_LAYER_SCALE = ('gamma', 'gamma_1', 'gamma_2', 'ls1', 'ls2')
 
 
 def machine_info() -> dict:
     cpu = platform.processor()
-    flags = set()
-    if os.path.exists('/proc/cpuinfo'):
-        for line in open('/proc/cpuinfo'):
-            if line.startswith('model name') and not cpu:
-                cpu = line.split(':', 1)[1].strip()
-            if line.startswith('flags'):
-                flags = set(line.split(':', 1)[1].split())
+    if not cpu and os.path.exists('/proc/cpuinfo'):
+        cpu = next((line.split(':', 1)[1].strip() for line in open('/proc/cpuinfo') if line.startswith('model name')),
+                   '')
+    flags = cpu_flags()
     import timm
     return {'platform': platform.platform(), 'cpu': cpu, 'cpu_count': os.cpu_count(),
             'torch_threads': torch.get_num_threads(),
@@ -128,14 +134,18 @@ def make_step(model, x, y, mode: str, dtype: str):
 
 # ---------------------------------------------------------------------------------------------- backbones
 def _pair(name: str):
-    """timm's model (random init, no download) and vitbench's with its weights, through the loader."""
+    """timm's model (random init, no download) and vitbench's with its weights, through the loader; timm's is
+    None for a family timm does not have (vitbench's then keeps its own initialisation)."""
     import timm
-    from backbones import create_model, load_checkpoint
+    from backbones import create_model, get_variant, load_checkpoint
+    if name not in TIMM_MODELS:
+        get_variant(name)  # an unknown name lists the valid ones
+        return create_model(name), None
     timm_name, timm_kwargs = TIMM_MODELS[name]
     ref = timm.create_model(timm_name, pretrained=False, **timm_kwargs)
-    with torch.no_grad():  # timm's LayerScale init (1e-6) would make the blocks near-identities
+    with torch.no_grad():
         for n, p in ref.named_parameters():
-            if n.endswith('gamma') or n.split('.')[-1] in ('gamma_1', 'gamma_2'):
+            if n.split('.')[-1] in _TIMM_LAYER_SCALE:
                 p.uniform_(0.05, 0.5)
     ours = create_model(name)
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,33 +155,38 @@ def _pair(name: str):
     return ours, ref
 
 
+def _compare_outputs(name, ours, ref, x) -> dict:
+    """Same logits in fp32 (raises otherwise); the max |difference| in fp32 and under bf16 autocast."""
+    with torch.inference_mode():
+        a, b = ours.eval()(x), ref.eval()(x)
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5, msg=f'{name}: vitbench and timm logits differ')
+        diff = {'fp32': (a - b).abs().max().item()}
+        with torch.autocast('cpu', dtype=torch.bfloat16):
+            diff['bf16'] = (ours(x).float() - ref(x).float()).abs().max().item()
+    return diff
+
+
 def bench_backbones(args) -> tuple:
     from backbones.complexity import count_flops, count_params
     rows, ratios = [], {}
     peak_rss = PeakRSS()
     for name in args.models:
-        if name not in TIMM_MODELS:
-            raise SystemExit(f'no timm counterpart registered for {name!r}; known: {sorted(TIMM_MODELS)}')
         ours, ref = _pair(name)
         size = ours.patch_embed.img_size
         torch.manual_seed(0)
         x = torch.randn(args.batch_size, 3, *size)
         y = torch.randint(0, ours.num_classes, (args.batch_size,))
-        # outputs first: same logits in fp32; bf16 autocast differences reported
-        with torch.inference_mode():
-            a, b = ours.eval()(x[:2]), ref.eval()(x[:2])
-            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5, msg=f'{name}: vitbench and timm logits differ')
-            diff = {'fp32': (a - b).abs().max().item()}
-            with torch.autocast('cpu', dtype=torch.bfloat16):
-                diff['bf16'] = (ours(x[:2]).float() - ref(x[:2]).float()).abs().max().item()
+        diff = _compare_outputs(name, ours, ref, x[:2]) if ref is not None else {}
         info = dict(model=name, batch=args.batch_size, img_size=list(size), params_M=count_params(ours) / 1e6,
                     gflops=count_flops(ours, size) / 1e9)
-        print(f'{name}: outputs equal (max |diff| fp32 {diff["fp32"]:.1e}, bf16 {diff["bf16"]:.1e}); '
+        print(f'{name}: ' + (f'outputs equal (max |diff| fp32 {diff["fp32"]:.1e}, bf16 {diff["bf16"]:.1e}); '
+                             if ref is not None else 'no timm counterpart, measured alone; ') +
               f'{info["params_M"]:.1f} M params, {info["gflops"]:.2f} GFLOPs', flush=True)
+        impls = {'vitbench': ours} if ref is None else {'vitbench': ours, 'timm': ref}
         ips = {}
         for mode in args.modes:
             for dtype in args.dtypes:
-                steps = {'vitbench': make_step(ours, x, y, mode, dtype), 'timm': make_step(ref, x, y, mode, dtype)}
+                steps = {impl: make_step(model, x, y, mode, dtype) for impl, model in impls.items()}
                 secs = time_side_by_side(steps, args.rounds, args.iters, CLOCKS[args.clock])
                 for impl, step in steps.items():
                     fastest, median = secs[impl]
@@ -179,12 +194,13 @@ def bench_backbones(args) -> tuple:
                     rows.append(dict(info, impl=impl, mode=mode, dtype=dtype, clock=args.clock,
                                      ms_per_iter=1e3 * fastest, ms_per_iter_median=1e3 * median,
                                      img_per_s=ips[impl, mode, dtype],
-                                     peak_mem_mb=peak_rss(step), max_abs_diff_vs_timm=diff[dtype]))
-                ratios[f'{name}/{mode}/{dtype}/vitbench_vs_timm'] = \
-                    ips['vitbench', mode, dtype] / ips['timm', mode, dtype]
-                print(f'  {mode:8s} {dtype}: vitbench {ips["vitbench", mode, dtype]:7.2f} im/s, '
-                      f'timm {ips["timm", mode, dtype]:7.2f} im/s, '
-                      f'ratio {ratios[f"{name}/{mode}/{dtype}/vitbench_vs_timm"]:.3f}', flush=True)
+                                     peak_mem_mb=peak_rss(step), max_abs_diff_vs_timm=diff.get(dtype)))
+                line = f'  {mode:8s} {dtype}: vitbench {ips["vitbench", mode, dtype]:7.2f} im/s'
+                if ref is not None:
+                    key = f'{name}/{mode}/{dtype}/vitbench_vs_timm'
+                    ratios[key] = ips['vitbench', mode, dtype] / ips['timm', mode, dtype]
+                    line += f', timm {ips["timm", mode, dtype]:7.2f} im/s, ratio {ratios[key]:.3f}'
+                print(line, flush=True)
             if {'fp32', 'bf16'} <= set(args.dtypes):
                 ratios[f'{name}/{mode}/vitbench_bf16_vs_fp32'] = \
                     ips['vitbench', mode, 'bf16'] / ips['vitbench', mode, 'fp32']
@@ -222,13 +238,17 @@ def parse_args(argv=None):
     parser.add_argument('--rounds', type=int, default=5, help='timed rounds per implementation')
     parser.add_argument('--iters', type=int, default=1, help='calls per timed round')
     parser.add_argument('--modes', default='fwd,fwd+bwd')
-    parser.add_argument('--dtypes', default='fp32,bf16')
+    parser.add_argument('--dtypes', help='fp32,bf16 (default; fp32 alone on a CPU without bf16 instructions)')
     parser.add_argument('--threads', type=int, help='torch intra-op threads (default: torch\'s choice)')
     parser.add_argument('--clock', choices=sorted(CLOCKS), default='wall',
                         help='time rounds by the wall clock or by the process CPU time (shared machines)')
     parser.add_argument('--quick', action='store_true', help='batch 2, one round: a smoke run')
     args = parser.parse_args(argv)
     args.models = [m for m in args.models.split(',') if m]
+    if args.dtypes is None:
+        args.dtypes = 'fp32,bf16' if cpu_has_fast_bf16() else 'fp32'
+        if args.dtypes == 'fp32':  # hours of emulated bf16 would measure nothing worth having
+            print(f'skipping the bf16 rows: {SLOW_BF16} (--dtypes fp32,bf16 measures them anyway)', flush=True)
     args.modes, args.dtypes = args.modes.split(','), args.dtypes.split(',')
     if args.quick:
         args.batch_size, args.rounds = 2, 1

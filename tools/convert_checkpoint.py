@@ -14,13 +14,15 @@ Python objects (e.g. ``argparse.Namespace`` under 'args'). Only use it on files 
 """
 import argparse
 import ast
+import contextlib
 import os
 import sys
 
-from backbones import create_model, load_checkpoint, save_checkpoint
+from backbones import CheckpointError, create_model, load_checkpoint, save_checkpoint
 from backbones.checkpoint import FORMAT_TAG, read_checkpoint, to_canonical
 from backbones.checkpoint.io import FORMAT_VERSION
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
+from vitbench.fileio import atomic_open
 
 
 def _parse_override(text: str):
@@ -59,7 +61,8 @@ def main(argv=None):
         obj = {FORMAT_TAG: FORMAT_VERSION, 'arch': None, 'overrides': {},
                'meta': dict(canonical.meta, source=canonical.source, converted_from=os.path.abspath(args.src)),
                'state_dict': canonical.state_dict}
-        torch.save(obj, args.dst)
+        with _writing(args.dst), atomic_open(args.dst) as f:
+            torch.save(obj, f)
         print(f'{args.src} ({canonical.source}) -> {args.dst}: keys renamed, no model check (pass --arch)')
         return args.dst
 
@@ -77,12 +80,33 @@ def main(argv=None):
             report = load_checkpoint(model, plain)
     else:
         report = load_checkpoint(model, args.src)
-    save_checkpoint(args.dst, model, arch=args.arch, overrides=overrides,
-                    meta={'source': canonical.source, 'converted_from': os.path.abspath(args.src),
-                          'notes': report.notes})
+    with _writing(args.dst):
+        save_checkpoint(args.dst, model, arch=args.arch, overrides=overrides,
+                        meta={'source': canonical.source, 'converted_from': os.path.abspath(args.src),
+                              'notes': report.notes})
     print(f'{args.src} ({canonical.source}) -> {args.dst} as {args.arch} {overrides}')
     return args.dst
 
 
+@contextlib.contextmanager
+def _writing(dst: str):
+    """A failed write (no such folder, not writable, disk full) as an error naming DST."""
+    try:
+        yield
+    except OSError as e:
+        raise OSError(f'cannot write {dst}: {e.strerror or e} (choose another DST)') from None
+
+
+def cli(argv=None) -> int:
+    """``main``, with a checkpoint that cannot be read or an output that cannot be written as one line and exit
+    status 2."""
+    try:
+        main(argv)
+    except (CheckpointError, OSError) as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == '__main__':
-    main()
+    sys.exit(cli())

@@ -41,6 +41,10 @@ def main(argv=None) -> int:
     except (LeaderboardError, ValueError) as e:
         print(f'error: {e}', file=sys.stderr)
         return 2
+    except OSError as e:  # the result files are read by build_table, which names them; this is --out
+        print(f'error: cannot write the leaderboard to {args.out or "stdout"}: {e.strerror or e} '
+              '(choose another --out)', file=sys.stderr)
+        return 2
     if not table.rows:
         print(f'warning: no result.json under {" ".join(args.runs)}', file=sys.stderr)
     for c in table.conflicts:

@@ -3,7 +3,8 @@
 
     python tools/make_demo_data.py --out data/demo --scale small      # the demo (about a minute)
     python tools/make_demo_data.py --out /tmp/d --scale tiny          # what the tests use (seconds)
-    python tools/make_demo_data.py --check data/demo                  # every dataset under a root
+    python tools/make_demo_data.py --check data/demo                  # every dataset under a root, every
+                                                                      # image decoded (--workers N processes)
     python tools/make_demo_data.py --check /data/coco --dataset coco  # one dataset folder, e.g. real COCO
 """
 import argparse
@@ -23,7 +24,8 @@ def parse_args():
     p.add_argument('--datasets', nargs='+', metavar='NAME', choices=list(demo_data.DATASETS),
                    help=f'only these (default: all): {" ".join(demo_data.DATASETS)}')
     p.add_argument('--workers', type=int, default=min(2, os.cpu_count() or 1),
-                   help='processes drawing images (default: up to 2); output does not depend on it')
+                   help='processes drawing (or with --check, decoding) images (default: up to 2); output does '
+                   'not depend on it')
     p.add_argument('--check', metavar='DIR', help='check DIR instead of generating: a root holding the '
                    'datasets at their usual places (like data/demo), or with --dataset one dataset folder')
     p.add_argument('--dataset', metavar='NAME', choices=list(demo_data.DATASETS),
@@ -33,7 +35,7 @@ def parse_args():
 
 def run_check(args):
     datasets = demo_data.select([args.dataset] if args.dataset else args.datasets)
-    report = demo_data.check(datasets, args.check, single=args.dataset is not None)
+    report = demo_data.check(datasets, args.check, single=args.dataset is not None, workers=args.workers)
     for ds in datasets:
         problems = report[ds.name]
         where = args.check if args.dataset else os.path.join(args.check, ds.data_root)

@@ -12,11 +12,13 @@ randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/see
 id and folder); a stage that depends on a seeded one starts from the same seed's run.
 
 A stage whose result.json exists is skipped (delete its work dir to redo it); a failing stage is reported and
-the stages after it are skipped, the others go on. Exit status: 0 all stages finished, 1 some did not,
-2 the pipeline config is wrong, 130 interrupted.
+the stages after it are skipped, the others go on. One pipeline at a time in a work dir (WORK_DIR/pipeline.lock);
+interrupted (Ctrl-C, SIGTERM) or killed, it stops the stages it started. Exit status: 0 all stages finished,
+1 some did not, 2 the pipeline config is wrong or another pipeline runs in the work dir, 130 interrupted.
 """
 import argparse
 import shlex
+import signal
 import sys
 
 from vitbench.pipeline.run import PipelineRunner
@@ -74,7 +76,12 @@ def main(argv=None) -> int:
     if args.dry_run:
         print('\n'.join(runner.plan()))
         return 0
-    results = runner.run()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill / a batch system's stop: as Ctrl-C
+    try:
+        results = runner.run()
+    except PipelineError as e:  # another pipeline holds the work dir
+        print(f'error: {e}', file=sys.stderr)
+        return 2
     if any(r.status == 'interrupted' for r in results):
         return 130
     return 0 if runner.ok else 1

@@ -9,6 +9,7 @@ import argparse
 
 import torch
 
+from vitbench.engine.cpu_amp import SLOW_BF16, cpu_has_fast_bf16
 from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
@@ -40,6 +41,8 @@ def main(argv=None):
             if cfg.get('experiment', {}).get('task') == 'det':
                 raise ConfigError(f"{args.config}: --amp without a GPU is not available for detection: mmcv's "
                                   'CPU kernels (nms, RoIAlign) take float32 only; train without --amp')
+            if not cpu_has_fast_bf16():  # refused, not replaced by float32: the user asked for mixed precision
+                raise ConfigError(f'--amp: {SLOW_BF16}; train without --amp (float32 is the faster choice here)')
             cfg.optim_wrapper.type = 'vitbench.CPUAmpOptimWrapper'
     build_runner(cfg).train()
 

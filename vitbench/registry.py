@@ -45,7 +45,7 @@ def _child(name, parent, locations=()):
 RUNNERS = _child('runner', MMENGINE_RUNNERS)
 LOOPS = _child('loop', MMENGINE_LOOPS)
 HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'downstream.transfer.hooks',
-                                        'vitbench.experiment.result_record'])
+                                        'vitbench.experiment.result_record', 'vitbench.engine.run_state'])
 DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'downstream.transfer', 'downstream.seg.datasets',
                                                  'downstream.det.datasets'])
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])

@@ -42,30 +42,76 @@ def _missing_hint(path: str) -> str:
             f"format), or train from scratch with --cfg-options model.backbone.init_cfg=None")
 
 
-def read_checkpoint(path: str, trust_pickle: bool = False) -> Any:
+def read_checkpoint(path: str, trust_pickle: bool = False, mmap: bool = False) -> Any:
     """Load ``path`` on the CPU with ``weights_only=True`` (``.safetensors`` files too).
 
     ``trust_pickle=True`` (only ``tools/convert_checkpoint.py --trust-pickle`` sets it) unpickles arbitrary
-    objects: use it only for files from a source you trust.
+    objects: use it only for files from a source you trust. ``mmap=True`` maps the tensors of a zip-format file
+    instead of reading them: a cheap check that the file loads. Every failure is a CheckpointError naming the file.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f'checkpoint file {path!r} does not exist{_missing_hint(path)}')
     if path.endswith('.safetensors'):
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
-        return load_file(path, device='cpu')
+        try:
+            return load_file(path, device='cpu')
+        except (SafetensorError, OSError) as e:
+            raise CheckpointError(f'{path}: cannot be read as a safetensors file ({e}); is it complete?') from None
+    kind = _file_kind(path)
     try:
-        return torch.load(path, map_location='cpu', weights_only=not trust_pickle)
+        return torch.load(path, map_location='cpu', weights_only=not trust_pickle, mmap=mmap and kind == 'zip')
     except pickle.UnpicklingError as e:
         found = re.search(r'Unsupported global: GLOBAL ([\w.]+)', str(e))
-        what = f' (here: {found.group(1)})' if found else ''
+        if found is None:  # refused for another reason than an object: damaged, or not a torch file
+            raise CheckpointError(_unreadable(path, kind, e)) from None
         raise CheckpointError(
             f"{path}: torch.load(weights_only=True) refused it: the file holds pickled Python objects "
-            f"besides tensors{what}, as full training checkpoints do (e.g. an argparse.Namespace under "
-            f"'args'). "
+            f"besides tensors (here: {found.group(1)}), as full training checkpoints do (e.g. an "
+            f"argparse.Namespace under 'args'). "
             f"vitbench does not unpickle arbitrary objects. If you trust the file, extract its weights once:\n"
             f"    python tools/convert_checkpoint.py --trust-pickle {path} OUT.pth\n"
             f"and load OUT.pth instead.") from None
+    except (RuntimeError, EOFError, OSError, ValueError, KeyError, AttributeError, IndexError) as e:
+        raise CheckpointError(_unreadable(path, kind, e)) from None  # torch's own messages do not name the file
+
+
+# What the first bytes of a file say it is: torch.save writes a zip archive (a pickle stream before torch 1.6).
+_ZIP_MAGIC, _PICKLE_PROTOCOLS = b'PK\x03\x04', range(2, 6)
+
+
+def _file_kind(path: str) -> str:
+    """'zip' (torch.save's format), 'pickle' (a pickle stream: torch's legacy format or a plain pickle) or
+    'other'."""
+    with open(path, 'rb') as f:
+        head = f.read(4)
+    if head == _ZIP_MAGIC:
+        return 'zip'
+    if len(head) >= 2 and head[0] == 0x80 and head[1] in _PICKLE_PROTOCOLS:  # pickle's PROTO opcode
+        return 'pickle'
+    return 'other'
+
+
+def _unreadable(path: str, kind: str, error: Exception) -> str:
+    """Why ``path`` could not be loaded, without suggesting --trust-pickle: nothing here says that
+    unpickling objects would help, and for a file of unknown origin that would be unsafe advice."""
+    reason = str(error)
+    detail = re.search(r'WeightsUnpickler error:\s*(.+)', reason)  # torch's long message hides the cause there
+    reason = detail.group(1) if detail else reason.strip().splitlines()[0] if reason.strip() else type(error).__name__
+    reason = reason.split('. ')[0][:200]  # the first sentence: torch goes on with generic advice
+    if kind == 'zip':
+        what = (f"a zip archive (torch.save's format) that is damaged or truncated ({reason}): it was probably not "
+                'written or copied completely; copy or save it again')
+    elif kind == 'pickle':
+        what = (f"a pickle stream (torch's pre-1.6 format, or a plain pickle) that does not load as a checkpoint "
+                f'({reason}): it may be truncated, or not a PyTorch checkpoint')
+    else:
+        with open(path, 'rb') as f:
+            head = f.read(8)
+        what = (f"not a PyTorch checkpoint: neither a zip archive (torch.save's format) nor a pickle "
+                f'({os.path.getsize(path)} bytes, starting {head!r})')
+    return f'{path}: cannot be loaded: {what}'
 
 
 def _check_plain(value: Any, where: str):

@@ -7,6 +7,8 @@ from typing import Callable
 import scipy.io
 from PIL import Image
 
+from pretrain.data import IMG_EXTENSIONS
+
 SCALES = ('tiny', 'small')
 COCO_LISTS = ('images', 'annotations', 'categories')  # what a COCO-style annotation file (COCO, iNat) lists
 
@@ -102,6 +104,27 @@ class Report:
             self.add(rel, f'no list under {missing} (expected lists under {", ".join(COCO_LISTS)})')
             return None
         return data
+
+
+def image_files(root):
+    """Every image under ``root`` (the suffixes the readers take), as sorted paths relative to it."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        found += [os.path.relpath(os.path.join(folder, n), root) for n in sorted(names)
+                  if n.lower().endswith(IMG_EXTENSIONS)]
+    return found
+
+
+def decode_problem(root, rel):
+    """'rel: what is wrong' if the image ``root/rel`` does not decode in full, else None. Decoding, not the
+    header: a truncated file keeps its header, and a reader only fails on it when it reaches it mid-run."""
+    try:
+        with Image.open(os.path.join(root, rel)) as im:
+            im.load()
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:  # PIL's ways to fail
+        return f'{rel}: does not decode ({e}); the file is truncated or damaged: copy or download it again'
+    return None
 
 
 def list_files(path, suffix):

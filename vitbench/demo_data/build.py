@@ -17,7 +17,7 @@ from functools import partial
 
 from vitbench.fileio import atomic_write_text
 
-from .base import SCALES
+from .base import SCALES, decode_problem, image_files
 
 GENERATOR_VERSION = 1  # bump when the generated content changes, so stale demo data is reported
 MANIFEST = 'demo_data.json'
@@ -86,21 +86,26 @@ def _build(ds, folder, seed, scale, workers):
     data_root = os.path.join(folder, os.path.relpath(ds.data_root, ds.folder))
     items = ds.plan(scale, seed)
     bar = Progress(ds.name, len(items))
-    make = partial(ds.make_item, data_root, seed)
-    records = []
-    if workers > 1:  # items are independent (each has its own random stream), so order does not matter
-        with multiprocessing.get_context('fork').Pool(workers) as pool:
-            for rec in pool.imap(make, items, chunksize=16):
-                records.append(rec)
-                bar.update()
-    else:
-        for item in items:
-            records.append(make(item))
-            bar.update()
+    # items are independent (each has its own random stream), so the workers' order does not matter
+    records = list(_map(partial(ds.make_item, data_root, seed), items, workers, bar))
     ds.finish(data_root, seed, scale, items, records)
     problems = ds.check(data_root)
     if problems:  # a generator bug, not a user error
         raise RuntimeError(f'generated {ds.name} fails its own check:\n' + format_problems(ds, problems))
+
+
+def _map(fn, items, workers, bar):
+    """``fn`` of each item, in order, in ``workers`` processes; ``bar`` counts them."""
+    if workers > 1:
+        with multiprocessing.get_context('fork').Pool(workers) as pool:
+            for result in pool.imap(fn, items, chunksize=16):
+                bar.update()
+                yield result
+    else:
+        for item in items:
+            result = fn(item)
+            bar.update()
+            yield result
 
 
 class Progress:
@@ -124,21 +129,31 @@ class Progress:
             self.stream.flush()
 
 
-def check(datasets, path, single=False):
+def check(datasets, path, single=False, workers=1):
     """{dataset name: problems}. ``path`` is a demo root holding every dataset at its usual place, or
-    with ``single=True`` the data root of the one dataset given (e.g. a real COCO folder)."""
+    with ``single=True`` the data root of the one dataset given (e.g. a real COCO folder). Besides its format,
+    every image is decoded in full (in ``workers`` processes, with a progress bar): a truncated file has a
+    valid header."""
     if single:
         (ds,) = datasets
         if not os.path.isdir(path):
             return {ds.name: [f'{path}: no such directory']}
-        return {ds.name: ds.check(path)}
+        return {ds.name: _check_one(ds, path, workers)}
     report = {}
     for ds in datasets:
         if not os.path.isdir(os.path.join(path, ds.data_root)):
             report[ds.name] = [f'{ds.data_root}/: missing directory (expected the {ds.name} dataset)']
         else:
-            report[ds.name] = [f'{ds.data_root}/{p}' for p in ds.check(os.path.join(path, ds.data_root))]
+            report[ds.name] = [f'{ds.data_root}/{p}' for p in _check_one(ds, os.path.join(path, ds.data_root), workers)]
     return report
+
+
+def _check_one(ds, data_root, workers):
+    problems = ds.check(data_root)
+    reported = {p.split(': ', 1)[0] for p in problems}  # an image the format check found unreadable already
+    images = [rel for rel in image_files(data_root) if rel not in reported]
+    bar = Progress(f'{ds.name} decode', len(images))
+    return problems + [p for p in _map(partial(decode_problem, data_root), images, workers, bar) if p]
 
 
 def format_problems(ds, problems):

@@ -13,8 +13,10 @@ from mmengine.registry import MODEL_WRAPPERS, RUNNERS
 from mmengine.runner import Runner
 from torch.nn.parallel import DistributedDataParallel
 
+from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import swap_backbone
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
+from vitbench.experiment.config_checks import config_problems
 
 
 class ConfigError(Exception):
@@ -47,6 +49,7 @@ def load_config(args: argparse.Namespace):
         cfg = Config.fromfile(args.config)
     except Exception as e:  # syntax errors, missing _base_ files, ...
         raise ConfigError(f"config file '{args.config}' could not be read: {type(e).__name__}: {e}") from e
+    keys_before = list(cfg.keys())
     try:
         if args.cfg_options:
             cfg.merge_from_dict(args.cfg_options)
@@ -59,6 +62,9 @@ def load_config(args: argparse.Namespace):
             swap_backbone(cfg, args.backbone, checkpoint)
         except (KeyError, ValueError, FileNotFoundError) as e:
             raise ConfigError(f'{args.config}: {e.args[0] if e.args else e}') from e
+    problems = config_problems(cfg, args.cfg_options or {}, keys_before)
+    if problems:  # before anything is built: one line each
+        raise ConfigError('\n'.join(f'{args.config}: {p}' for p in problems))
 
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
@@ -66,11 +72,33 @@ def load_config(args: argparse.Namespace):
         name = osp.splitext(osp.basename(args.config))[0]
         cfg.work_dir = osp.join('./work_dirs', f'{name}_{args.backbone}' if args.backbone else name)
     cfg.launcher = args.launcher
+    _check_checkpoints_to_load(args, cfg)
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
     if args.launcher != 'none' and not torch.cuda.is_available():
         _prepare_cpu_distributed(cfg, args.launcher)
     return cfg
+
+
+def _check_checkpoints_to_load(args: argparse.Namespace, cfg) -> None:
+    """The checkpoint tools/test.py evaluates or ``--resume`` continues from loads under the checkpoint policy:
+    a refused or damaged file stops here with vitbench's message naming it, not with torch's error after the
+    Runner is built. The tensors are memory-mapped, not read, so the check costs little."""
+    resume = getattr(args, 'resume', None)
+    if resume == 'auto':  # the Runner resumes from the checkpoint this pointer names, if any
+        pointer = osp.join(cfg.work_dir, 'last_checkpoint')
+        resume = None
+        if osp.isfile(pointer):
+            with open(pointer) as f:
+                resume = f.read().strip()
+    install_checkpoint_policy()  # what the Runner loads under: runner checkpoints hold numpy values
+    for option, path in (('checkpoint', getattr(args, 'checkpoint', None)), ('--resume', resume),
+                         ('load_from', cfg.get('load_from'))):
+        if isinstance(path, str) and osp.isfile(path):
+            try:
+                read_checkpoint(path, mmap=True)
+            except CheckpointError as e:
+                raise ConfigError(f'{option} {e}') from None
 
 
 def _prepare_cpu_distributed(cfg, launcher: str) -> None:
@@ -100,6 +128,7 @@ def build_runner(cfg):
     A config with an ``experiment`` dict gets the hook that writes ``work_dir/result.json``. The Runner
     saves and loads its checkpoints under the checkpoint policy, which this installs."""
     install_checkpoint_policy()
+    cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.RunStateHook')]  # lock, exact resume
     if cfg.get('experiment') and not any(h.get('type', '').endswith('ResultRecorderHook')
                                          for h in cfg.get('custom_hooks', [])):
         cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.ResultRecorderHook')]

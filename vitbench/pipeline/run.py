@@ -10,10 +10,16 @@ command) in its own work dir, with a progress line per stage and a summary at th
 * ``jobs`` stages whose dependencies are done run at the same time (declaration order first), each with
   ``cpu_count // jobs`` threads: small models scale badly over threads, so two one-thread runs on two cores
   finish sooner than the same runs one after the other with two threads each.
+* The pipeline owns its stages. It holds ``WORK_DIR/pipeline.lock`` while it runs (a second pipeline there
+  refuses; the lock of one that died is taken over, with a line). Each stage runs in a process group of its own,
+  which an interrupted pipeline (SIGINT, or SIGTERM through tools/pipeline.py) stops: SIGTERM, then SIGKILL after
+  ``STOP_GRACE_S``. On Linux a stage also gets SIGTERM when the pipeline is killed outright (kill -9). A stage
+  whose folder a live training holds (``run.lock``, taken by every tools/train.py) is not started twice.
 """
 import json
 import os
 import os.path as osp
+import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Optional, TextIO
 
-from vitbench.fileio import atomic_write_text
+from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
 from vitbench.results.schema import HEADLINE_METRICS
 
 from .spec import Pipeline, PipelineError, Stage
@@ -30,6 +36,8 @@ from .spec import Pipeline, PipelineError, Stage
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 LOG_NAME = 'pipeline.log'
 SUMMARY_NAME = 'pipeline_summary.json'
+LOCK_NAME = 'pipeline.lock'
+STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when stages are stopped
 _PROGRESS_MARKS = ('Epoch(train)', 'Iter(train)', 'Epoch(val)', 'Iter(val)', 'Epoch(test)', 'Iter(test)')
 
 
@@ -155,6 +163,43 @@ def key_metric(stage: Stage) -> str:
     return ', '.join(shown[:2] if record.get('task') == 'det' else shown[:1])
 
 
+# Runs a stage's argv in place of itself (exec), after asking Linux to send it SIGTERM when the pipeline dies
+# (PR_SET_PDEATHSIG survives exec). Not a preexec_fn: those are unsafe in a process with threads, and stages start
+# from a thread pool. SIGTERM rather than SIGKILL, so that a launcher (torchrun) stops its own workers. The signal
+# comes when the thread that started the stage ends: the pool's threads live until every stage has ended.
+_DIE_WITH_PIPELINE = """\
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+except (AttributeError, OSError):
+    pass  # not Linux: the stage outlives a pipeline killed with -9; an interrupted pipeline still stops it
+if os.getppid() != int(sys.argv[1]):
+    sys.exit('the pipeline ended before this stage started')
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def _signal_group(process: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)  # the stage's own group: its launcher, ranks and dataloader workers
+    except (ProcessLookupError, PermissionError):
+        pass  # the whole group is gone
+
+
+def stop_stages(processes, grace: float = STOP_GRACE_S) -> None:
+    """SIGTERM to every stage's process group; SIGKILL to what is left of it after ``grace`` seconds, or as soon
+    as its leader is gone (workers of a trainer that died would otherwise linger until they notice)."""
+    for process in processes:
+        _signal_group(process, signal.SIGTERM)
+    deadline = time.time() + grace
+    for process in processes:
+        try:
+            process.wait(max(0.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            pass
+        _signal_group(process, signal.SIGKILL)
+
+
 def _duration(seconds: float) -> str:
     minutes, seconds = divmod(int(round(seconds)), 60)
     return f'{minutes}m{seconds:02d}s' if minutes else f'{seconds}s'
@@ -169,6 +214,7 @@ class PipelineRunner:
         self.results: Dict[str, StageResult] = {}
         self._lock = threading.Lock()  # console lines of concurrent stages
         self._processes = set()
+        self._stopping = False  # interrupted: a stage that ends now was stopped, it did not fail
 
     def say(self, text: str) -> None:
         with self._lock:
@@ -207,6 +253,20 @@ class PipelineRunner:
     # ------------------------------------------------------------------------------------------ running
 
     def run(self) -> List[StageResult]:
+        """Run the stages; raises :class:`PipelineError` if another pipeline runs in the work dir."""
+        lock = FolderLock(self.pipeline.work_dir, LOCK_NAME)
+        try:
+            dead = lock.acquire()
+        except FolderInUse as e:
+            raise PipelineError(f'{e}: another pipeline runs there; wait for it to end, or stop it') from None
+        try:
+            if dead:
+                self.say(f'took over the lock of {dead}, which is no longer running ({lock.path})')
+            return self._run()
+        finally:
+            lock.release()
+
+    def _run(self) -> List[StageResult]:
         stages = self.pipeline.stages
         backbones = f', backbones {", ".join(self.pipeline.backbones)}' if self.pipeline.backbones else ''
         seeds = f', seeds {", ".join(map(str, self.pipeline.seeds))}' if self.pipeline.seeds else ''
@@ -228,9 +288,9 @@ class PipelineRunner:
                     for future in done:
                         self.results[running.pop(future).id] = future.result()
             except KeyboardInterrupt:
-                self.say('interrupted')
-                for process in list(self._processes):
-                    process.terminate()
+                self.say('interrupted: stopping the running stages')
+                self._stopping = True  # first: a stage starting from now on stops itself (_execute)
+                stop_stages(list(self._processes))
                 for stage in list(running.values()) + pending:
                     self.results[stage.id] = StageResult(stage.id, 'interrupted')
             finally:
@@ -253,6 +313,10 @@ class PipelineRunner:
         log = osp.join(stage.work_dir, LOG_NAME)
         try:
             argv = command_of(self.pipeline, stage, self.resume)
+            trainer = FolderLock(stage.work_dir, RUN_LOCK).holder()
+            if trainer:  # e.g. left running by a pipeline killed before pipelines stopped their stages
+                raise PipelineError(f'a training still runs in {stage.work_dir} ({trainer}): not started twice; '
+                                    'wait for it to end, or stop it')
         except PipelineError as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', detail=str(e), log=log)
@@ -260,6 +324,8 @@ class PipelineRunner:
         offset = osp.getsize(log) if osp.isfile(log) else 0
         returncode = self._execute(argv, log, stage.id)
         seconds = time.time() - start
+        if self._stopping:
+            return StageResult(stage.id, 'interrupted', seconds, log=log)
         if returncode != 0:
             detail = f'exit status {returncode}'
         elif stage.kind in ('train', 'test') and not osp.isfile(osp.join(stage.work_dir, 'result.json')):
@@ -279,9 +345,12 @@ class PipelineRunner:
         with open(log, 'a', encoding='utf-8') as f:
             f.write(f'\n=== {time.strftime("%Y-%m-%d %H:%M:%S")} {subprocess.list2cmdline(argv)}\n')
             f.flush()
-            process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       errors='replace', bufsize=1, env=self._environment())
+            process = subprocess.Popen([sys.executable, '-c', _DIE_WITH_PIPELINE, str(os.getpid()), *argv],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       errors='replace', bufsize=1, env=self._environment(), process_group=0)
             self._processes.add(process)
+            if self._stopping:  # started as the pipeline was interrupted, after it stopped the others
+                stop_stages([process])
             last_beat, progress = time.time(), None
             try:
                 for line in process.stdout:
@@ -296,11 +365,7 @@ class PipelineRunner:
                         last_beat, progress = time.time(), None
                 return process.wait()
             except BaseException:
-                process.terminate()
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+                stop_stages([process])
                 raise
             finally:
                 self._processes.discard(process)

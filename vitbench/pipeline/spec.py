@@ -46,6 +46,7 @@ that one instance (e.g. a teacher trained once). ``command`` and ``leaderboard``
 that runs once depends on every seed of its dependencies (a leaderboard's default ``runs`` hold all their work
 dirs) and may not refer to a stage that runs once per seed. The run itself is :mod:`vitbench.pipeline.run`.
 """
+import os
 import os.path as osp
 import re
 import string
@@ -123,6 +124,10 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
     work_dir = work_dir or cfg.get('work_dir')
     if not isinstance(work_dir, str) or not work_dir:
         raise PipelineError(f"{path}: missing key 'work_dir' (the folder the stages work in, e.g. 'work_dirs/demo')")
+    unwritable = _unwritable(work_dir)
+    if unwritable:
+        raise PipelineError(f'{path}: the work dir {work_dir} cannot be created or written: {unwritable}; '
+                            'choose another (--work-dir DIR)')
     specs = cfg.get('stages')
     if not isinstance(specs, list) or not specs:
         raise PipelineError(f"{path}: missing key 'stages' (a list of dict(name=..., config=..., depends_on=[...]))")
@@ -168,6 +173,19 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
 
 
 # ---------------------------------------------------------------------------------------------- checks
+
+def _unwritable(folder: str) -> Optional[str]:
+    """Why ``folder`` could not be created or written in (None if it can), told without creating it (a dry run
+    writes nothing): otherwise the first stage would stop on it with a traceback."""
+    existing = osp.abspath(folder)
+    while not osp.exists(existing):
+        existing = osp.dirname(existing)
+    if not osp.isdir(existing):
+        return f'{existing} is a file, not a folder'
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f'{existing} is not writable'
+    return None
+
 
 def _check_stage(path: str, index: int, spec) -> dict:
     where = f'{path}: stages[{index}]'

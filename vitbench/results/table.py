@@ -216,6 +216,9 @@ def read_result(path: str) -> dict:
     for name, value in metrics.items():
         if not _number(value):
             raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a number")
+        if not math.isfinite(value):  # JSON's NaN / Infinity: a diverged or broken run, not a score to rank
+            raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a finite number (did the "
+                                   'run diverge? rerun it, or delete this result.json)')
     for key in ('params_M', 'gflops'):
         if record.get(key) is not None and not _number(record[key]):
             raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a number or null")

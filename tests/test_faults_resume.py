@@ -1,0 +1,102 @@
+"""Fault injection into one run of tools/train.py: killed with SIGKILL at a random (seeded) iteration, or in the
+middle of writing a checkpoint, then ``--resume``d, it ends with the uninterrupted run's weights and validation
+metrics, bit for bit. The toy task draws random numbers everywhere a real run does (augmentation in the main
+process or in persistent dataloader workers, dropout, a noisy validation right after each checkpoint), so a
+random stream left unrestored shows. Unfinished writes are removed and logged; a missing checkpoint is said."""
+import json
+import random
+import signal
+from pathlib import Path
+
+import pytest
+import torch
+
+from _tool_helpers import FIXTURES, run_tool
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures('checkpoint_policy')]
+
+# config, iterations in all: by iterations (augmentation in the main process), by epochs (4 iterations an epoch,
+# augmentation in 2 persistent workers)
+RUNS = dict(iters=(FIXTURES / 'toy_random_config.py', 8), epochs=(FIXTURES / 'toy_random_epoch_config.py', 12))
+KILLED = -signal.SIGKILL
+
+
+def train(kind, work_dir, *extra, monkeypatch=None, **faults):
+    """tools/train.py on a RUNS config; ``faults`` set the toy FaultHook's environment (kill_at_iter=K, ...)."""
+    for name in ('KILL_AT_ITER', 'KILL_IN_FSYNC', 'SLEEP'):
+        monkeypatch.delenv(f'VITBENCH_FAULT_{name}', raising=False)
+    for name, value in faults.items():
+        monkeypatch.setenv(f'VITBENCH_FAULT_{name.upper()}', str(value))
+    return run_tool('tools/train.py', RUNS[kind][0], '--work-dir', work_dir, *extra)
+
+
+def outcome(work_dir):
+    """The final weights and the last validation's metrics."""
+    metrics = json.loads((Path(work_dir) / 'metrics.jsonl').read_text().splitlines()[-1])
+    return torch.load(Path(work_dir) / 'params_rank0.pth'), metrics
+
+
+def assert_same_run(work_dir, reference):
+    params, metrics = outcome(work_dir)
+    expected_params, expected_metrics = outcome(reference)
+    assert metrics == expected_metrics
+    for name, value in expected_params.items():
+        torch.testing.assert_close(params[name], value, rtol=0, atol=0, msg=f'{name} differs from the straight run')
+
+
+def log_of(result):
+    return result.stdout + result.stderr
+
+
+@pytest.fixture(scope='module')
+def straight(tmp_path_factory):
+    """The uninterrupted runs, by kind."""
+    done = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for kind in RUNS:
+            done[kind] = tmp_path_factory.mktemp(f'straight_{kind}')
+            result = train(kind, done[kind], monkeypatch=monkeypatch)
+            assert result.returncode == 0, result.stderr[-3000:]
+    return done
+
+
+@pytest.mark.parametrize('kind', list(RUNS))
+def test_killed_at_a_random_iteration_resume_gives_the_uninterrupted_run(kind, straight, tmp_path, monkeypatch):
+    iterations = RUNS[kind][1]
+    kill_at = random.Random(f'19-{kind}').randint(iterations // 2, iterations - 1)  # past a checkpoint
+    killed = train(kind, tmp_path, monkeypatch=monkeypatch, kill_at_iter=kill_at)
+    assert killed.returncode == KILLED, log_of(killed)[-3000:]
+    assert not (tmp_path / 'params_rank0.pth').exists()
+    resumed = train(kind, tmp_path, '--resume', monkeypatch=monkeypatch)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert_same_run(tmp_path, straight[kind])
+    assert 'resumed epoch' in log_of(resumed) and 'random states restored' in log_of(resumed)
+
+
+def test_killed_while_writing_checkpoints_resume_cleans_up_and_gives_the_uninterrupted_run(straight, tmp_path,
+                                                                                           monkeypatch):
+    # Each checkpoint is one fsync of the atomic writer (iter_2.pth, iter_4.pth, ...; mmengine writes
+    # last_checkpoint after it). Killed writing the first: nothing complete, a hidden .iter_2.pth.XXXX.tmp left.
+    killed = train('iters', tmp_path, monkeypatch=monkeypatch, kill_in_fsync=1)
+    assert killed.returncode == KILLED
+    assert [p.name[:12] for p in tmp_path.glob('.*.tmp')] == ['.iter_2.pth.'] and not list(tmp_path.glob('*.pth'))
+    # Resumed: the stale file goes (logged), the run says it starts over; killed again writing a later checkpoint.
+    write = random.Random('19-write').randint(2, 4)
+    again = train('iters', tmp_path, '--resume', monkeypatch=monkeypatch, kill_in_fsync=write)
+    assert again.returncode == KILLED
+    assert 'removed an unfinished write of a killed process: .iter_2.pth.' in log_of(again)
+    assert 'no checkpoint to resume from' in log_of(again)
+    assert [p.name[:12] for p in tmp_path.glob('.*.tmp')] == [f'.iter_{2 * write}.pth.']
+    # Resumed from the last complete checkpoint: the straight run all the same.
+    resumed = train('iters', tmp_path, '--resume', monkeypatch=monkeypatch)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f'resumed epoch: 0, iter: {2 * (write - 1)}' in log_of(resumed)
+    assert 'removed an unfinished write' in log_of(resumed) and not list(tmp_path.glob('.*.tmp'))
+    assert_same_run(tmp_path, straight['iters'])
+
+
+def test_resume_when_last_checkpoint_names_a_missing_file_says_so(tmp_path, monkeypatch):
+    (tmp_path / 'last_checkpoint').write_text(str(tmp_path / 'iter_6.pth'))
+    result = train('iters', tmp_path, '--resume', monkeypatch=monkeypatch)
+    assert result.returncode != 0 and not (tmp_path / 'params_rank0.pth').exists()
+    assert f'last_checkpoint names {tmp_path / "iter_6.pth"}, which does not exist' in log_of(result)

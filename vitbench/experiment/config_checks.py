@@ -1,0 +1,161 @@
+"""Checks of a loaded config before anything is built or computed: mistakes that mmengine would accept silently
+(a top-level ``--cfg-options`` key nothing reads, an ``experiment`` key nothing reads) or only report with a
+traceback after minutes of start-up (a loop argument typo, a batch size below 1, a warm-up longer than the run).
+
+:func:`config_problems` returns one line per problem, each naming the key and the fix; ``load_config`` of
+:mod:`vitbench.experiment.cli` turns them into a ConfigError (exit status 2 in the tools).
+"""
+import difflib
+import inspect
+import numbers
+from typing import Iterable, List, Optional
+
+from mmengine.registry import LOOPS
+from mmengine.runner import Runner
+
+# Top-level keys something reads although a config need not set them: the Runner's arguments, the keys mmengine
+# reads from the config itself, and vitbench's own (cli.py, tools/test.py --tta, result_record.py).
+_READ_BY_MMENGINE = ('compile', 'model_wrapper_cfg', 'activation_checkpointing', 'efficient_conv_bn_eval',
+                     'find_unused_parameters', 'sync_bn', 'runner_type', 'custom_imports')
+_READ_BY_VITBENCH = ('experiment', 'tta_model', 'tta_pipeline')
+# What the experiment dict may hold: the keys result_record.py and pretrain/export.py (origin_of) read, and
+# those of its ``pretrain`` (the leaderboard also reads ``finetune``). Anything else is a typo nothing reads.
+EXPERIMENT_KEYS = ('task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'eval', 'checkpoint')
+PRETRAIN_KEYS = ('recipe', 'epochs', 'checkpoint', 'finetune')
+_LOOPS = (('train_cfg', None), ('val_cfg', 'ValLoop'), ('test_cfg', 'TestLoop'))
+_LOOP_DEFAULT_ARGS = ('self', 'runner', 'dataloader', 'evaluator')  # what the Runner passes itself
+
+
+def config_problems(cfg, options: dict, keys_before: Iterable[str]) -> List[str]:
+    """Every problem of ``cfg``; ``options`` are the ``--cfg-options`` merged into it, ``keys_before`` its
+    top-level keys before that merge."""
+    return [*_unknown_top_level(cfg, options, set(keys_before)), *_unknown_experiment_keys(cfg),
+            *_unknown_loop_keys(cfg), *_batch_sizes(cfg), *_warmups_longer_than_the_run(cfg)]
+
+
+def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ''
+
+
+def _nested_keys(value, prefix=''):
+    """'train_cfg.max_iters', ... for every key of the nested dicts in ``value``."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield f'{prefix}{key}'
+            yield from _nested_keys(child, f'{prefix}{key}.')
+
+
+def _unknown_top_level(cfg, options: dict, keys_before: set) -> List[str]:
+    """A top-level key that neither the config had nor anything reads: mmengine merges it and ignores it, so
+    ``--cfg-options max_iters=2`` would run the whole schedule."""
+    known = keys_before | set(inspect.signature(Runner.__init__).parameters) | {*_READ_BY_MMENGINE,
+                                                                                *_READ_BY_VITBENCH}
+    problems = []
+    for option in options:
+        key = option.split('.')[0]
+        if key in known:
+            continue
+        nested = [k for k in _nested_keys(cfg.to_dict()) if k.endswith(f'.{option}')]
+        hint = f" (did you mean '{nested[0]}'?)" if nested else _did_you_mean(key, known)
+        problems.append(f"--cfg-options {option}: '{key}' is not a key of {cfg.filename} and nothing reads it, so "
+                        f'it would be ignored{hint}')
+    return problems
+
+
+def _unknown_experiment_keys(cfg) -> List[str]:
+    experiment = cfg.get('experiment')
+    if not isinstance(experiment, dict):
+        return []
+    problems = [f"experiment.{k}: not an experiment key (known: {', '.join(EXPERIMENT_KEYS)})"
+                f'{_did_you_mean(k, EXPERIMENT_KEYS)}' for k in experiment if k not in EXPERIMENT_KEYS]
+    pretrain = experiment.get('pretrain')
+    if isinstance(pretrain, dict):
+        problems += [f"experiment.pretrain.{k}: not a key of experiment.pretrain (known: {', '.join(PRETRAIN_KEYS)})"
+                     f'{_did_you_mean(k, PRETRAIN_KEYS)}' for k in pretrain if k not in PRETRAIN_KEYS]
+    return problems
+
+
+def _loop_class(key: str, loop: dict, default: Optional[str]):
+    """The class mmengine's Runner builds ``loop`` into (None when it cannot be told without building)."""
+    if 'type' in loop:
+        name = loop['type']
+    elif key == 'train_cfg':
+        name = 'EpochBasedTrainLoop' if loop.get('by_epoch') else 'IterBasedTrainLoop'
+    else:
+        name = default
+    if not isinstance(name, str):
+        return name if inspect.isclass(name) else None
+    try:
+        return LOOPS.get(name)
+    except Exception:  # noqa: BLE001 - a scope that cannot be imported here; the Runner will say so
+        return None
+
+
+def _unknown_loop_keys(cfg) -> List[str]:
+    """``train_cfg.max_iter`` (a typo) only fails when training starts, as a TypeError deep in mmengine."""
+    problems = []
+    for key, default in _LOOPS:
+        loop = cfg.get(key)
+        if not isinstance(loop, dict):
+            continue
+        cls = _loop_class(key, loop, default)
+        if cls is None:
+            continue
+        params = inspect.signature(cls.__init__).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            continue  # takes anything
+        allowed = [p for p in params if p not in _LOOP_DEFAULT_ARGS] + ['type' if 'type' in loop else 'by_epoch']
+        problems += [f"{key}.{k}: not an argument of {cls.__name__} (it takes {', '.join(allowed)})"
+                     f'{_did_you_mean(k, allowed)}' for k in loop if k not in allowed]
+    return problems
+
+
+def _batch_sizes(cfg) -> List[str]:
+    problems = []
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(key)
+        size = loader.get('batch_size') if isinstance(loader, dict) else None
+        if size is not None and not (isinstance(size, int) and not isinstance(size, bool) and size >= 1):
+            problems.append(f'{key}.batch_size is {size!r}: expected a whole number >= 1 (images per process)')
+    return problems
+
+
+def _run_length(cfg):
+    """(by_epoch, 'train_cfg.max_epochs' or 'train_cfg.max_iters', length) of the training loop, or None."""
+    loop = cfg.get('train_cfg')
+    if not isinstance(loop, dict):
+        return None
+    if 'by_epoch' in loop:
+        by_epoch = bool(loop['by_epoch'])
+    elif loop.get('type') in ('EpochBasedTrainLoop', 'IterBasedTrainLoop'):
+        by_epoch = loop['type'] == 'EpochBasedTrainLoop'
+    else:
+        return None  # a custom loop: its unit is its own
+    key = 'max_epochs' if by_epoch else 'max_iters'
+    length = loop.get(key)
+    return (by_epoch, f'train_cfg.{key}', length) if isinstance(length, numbers.Real) else None
+
+
+def _warmups_longer_than_the_run(cfg) -> List[str]:
+    """A warm-up (a scheduler that ends before the schedule's last one does) that ends after the run: the
+    learning rate never reaches its base value, typically after shortening ``train_cfg`` alone. Compared in the
+    unit both count in (epochs or iterations); a scheduler counting in the other unit is not checked."""
+    run = _run_length(cfg)
+    schedulers = cfg.get('param_scheduler')
+    schedulers = [schedulers] if isinstance(schedulers, dict) else schedulers
+    if run is None or not isinstance(schedulers, list):
+        return []
+    by_epoch, length_key, length = run
+    unit = 'epoch' if by_epoch else 'iteration'
+    ends = [s.get('end', float('inf')) if isinstance(s, dict) else float('inf') for s in schedulers]
+    ends = [float('inf') if e is None else e for e in ends]
+    problems = []
+    for i, (scheduler, end) in enumerate(zip(schedulers, ends)):
+        if not isinstance(scheduler, dict) or bool(scheduler.get('by_epoch', True)) != by_epoch:
+            continue  # mmengine's schedulers count epochs unless told otherwise
+        if end < max(ends) and end > length:
+            problems.append(f'param_scheduler.{i} ({scheduler.get("type")}) warms up until {unit} {end}, longer than '
+                            f'the run ({length_key}={length}): shorten it (--cfg-options param_scheduler.{i}.end=N, '
+                            f'and the begin of the scheduler that follows it) or train longer')
+    return problems
