@@ -10,8 +10,9 @@ goes through ``getattr`` — allowing that would make the safe unpickler unsafe)
   ``getattr`` and load under ``weights_only=True``.
 
 Checkpoints are written atomically: mmengine writes every local file through ``LocalBackend.put``; ours
-writes through :func:`vitbench.fileio.atomic_open`, so a killed run never leaves a half-written ``.pth`` (or
-``last_checkpoint`` pointer) behind.
+writes through :func:`vitbench.fileio.atomic_open`, so a killed run never leaves a half-written ``.pth``
+behind. (The ``last_checkpoint`` pointer is not covered: mmengine's CheckpointHook writes it with a plain
+``open``; an empty or dangling pointer makes ``--resume`` stop with one line, see ``vitbench.engine.run_state``.)
 
 Nothing happens on import: :func:`install_checkpoint_policy` applies it, called once by each entry point.
 """
