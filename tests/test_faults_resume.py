@@ -95,6 +95,20 @@ def test_killed_while_writing_checkpoints_resume_cleans_up_and_gives_the_uninter
     assert_same_run(tmp_path, straight['iters'])
 
 
+def test_killed_while_writing_with_max_keep_ckpts_the_previous_checkpoint_survives(straight, tmp_path, monkeypatch):
+    """mmengine removes the oldest kept checkpoint before writing the next: the policy defers that removal until
+    the new file is whole, so a kill during the write leaves the previous checkpoint to resume from."""
+    keep_one = ('--cfg-options', 'default_hooks.checkpoint.max_keep_ckpts=1')
+    killed = train('iters', tmp_path, *keep_one, monkeypatch=monkeypatch, kill_in_fsync=3)  # writing iter_6.pth
+    assert killed.returncode == KILLED
+    assert sorted(p.name for p in tmp_path.glob('*.pth')) == ['iter_4.pth']  # iter_2 went once iter_4 was whole
+    resumed = train('iters', tmp_path, *keep_one, '--resume', monkeypatch=monkeypatch)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert 'resumed epoch: 0, iter: 4' in log_of(resumed)
+    assert sorted(p.name for p in tmp_path.glob('*.pth')) == ['iter_8.pth', 'params_rank0.pth']
+    assert_same_run(tmp_path, straight['iters'])
+
+
 def test_resume_when_last_checkpoint_names_a_missing_file_says_so(tmp_path, monkeypatch):
     (tmp_path / 'last_checkpoint').write_text(str(tmp_path / 'iter_6.pth'))
     result = train('iters', tmp_path, '--resume', monkeypatch=monkeypatch)
