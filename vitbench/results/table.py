@@ -180,6 +180,20 @@ def _number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _integer(value) -> bool:
+    return _number(value) and float(value).is_integer()
+
+
+def _object(value) -> bool:
+    return isinstance(value, dict)
+
+
+def _optional(path: str, key: str, value, valid, what: str) -> None:
+    """Raise unless ``value`` is None or ``valid(value)``; the message names the file and the key."""
+    if value is not None and not valid(value):
+        raise LeaderboardError(f"{path}: key '{key}' is {value!r}, expected {what}")
+
+
 def read_result(path: str) -> dict:
     """Load and check one result.json; errors name the file and the key."""
     try:
@@ -206,12 +220,8 @@ def read_result(path: str) -> dict:
     need('backbone', str, 'a named backbone variant')
     pretrain = need('pretrain', dict, 'an object {"recipe": str, "epochs": int|null, "checkpoint": ...}')
     need('recipe', str, 'the pre-training recipe name, e.g. "mae"', pretrain, 'pretrain.')
-    epochs = pretrain.get('epochs')
-    if epochs is not None and not (_number(epochs) and float(epochs).is_integer()):
-        raise LeaderboardError(f"{path}: key 'pretrain.epochs' is {epochs!r}, expected an integer or null")
-    finetune = pretrain.get('finetune')
-    if finetune is not None and not isinstance(finetune, dict):
-        raise LeaderboardError(f"{path}: key 'pretrain.finetune' is {finetune!r}, expected an object or null")
+    _optional(path, 'pretrain.epochs', pretrain.get('epochs'), _integer, 'an integer or null')
+    _optional(path, 'pretrain.finetune', pretrain.get('finetune'), _object, 'an object or null')
     metrics = need('metrics', dict, 'an object {metric name: number}')
     for name, value in metrics.items():
         if not _number(value):
@@ -225,12 +235,9 @@ def read_result(path: str) -> dict:
     for key in ('eval', 'created'):
         if record.get(key) is not None and not isinstance(record[key], str):
             raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a string")
-    seed = record.get('seed')
-    if seed is not None and not (_number(seed) and float(seed).is_integer()):
-        raise LeaderboardError(f"{path}: key 'seed' is {seed!r}, expected an integer or null")
+    _optional(path, 'seed', record.get('seed'), _integer, 'an integer or null')
     cost = record.get('cost')
-    if cost is not None and not isinstance(cost, dict):
-        raise LeaderboardError(f"{path}: key 'cost' is {cost!r}, expected an object or null")
+    _optional(path, 'cost', cost, _object, 'an object or null')
     for key in _COST_NUMBERS:
         value = (cost or {}).get(key)
         if value is not None and not _number(value):
