@@ -517,3 +517,30 @@ def test_demo_pipeline_end_to_end(tmp_path):
     page = (tmp_path / 'demo' / 'leaderboard.html').read_text()
     assert page.count('data:image/png;base64,') >= 5
     assert 'Metric vs device-hours' in page and 'Δ vs scratch, paired by seed' in page
+
+
+def test_a_stage_for_some_families_is_left_out_for_others_with_its_dependents(capsys):
+    """MAE needs a ViT: with a PatchConvNet the demo leaves out MAE, dMAE and what starts from them, says so,
+    and keeps the supervised and scratch stages (the leaderboard depends only on the ones that run)."""
+    pipeline = load_pipeline('configs/pipelines/demo.py', backbones=['patchconvnet_demo_64', DEMO])
+    ids = {s.id for s in pipeline.stages}
+    other = 'patchconvnet_demo_64'
+    gone = {f'{other}/{n}' for n in ('mae', 'dmae')} | {f'{other}/{t}_{i}' for t in ('maskrcnn', 'upernet',
+                                                                                    'flowers102', 'cifar10')
+                                                       for i in ('mae', 'dmae')}
+    assert not gone & ids and len(pipeline.left_out) == len(gone) == 10
+    assert f'{other}/mae: left out, it runs on vit backbones, not patchconvnet' in pipeline.left_out
+    assert f'{other}/upernet_dmae: left out, it needs {other}/dmae' in pipeline.left_out
+    assert {f'{other}/deit3_sup', f'{other}/upernet_sup', f'{other}/upernet_scratch', f'{DEMO}/mae',
+            f'{DEMO}/upernet_dmae'} <= ids  # the ViT keeps every stage
+    assert set(pipeline.stage('leaderboard').deps) <= ids
+    assert pipeline_tool('configs/pipelines/demo.py', '--backbones', other, '--dry-run') == 0
+    assert f'{other}/cifar10_mae: left out, it needs {other}/mae' in capsys.readouterr().out
+
+
+def test_families_must_name_known_backbone_families(tmp_path):
+    path = write_pipeline(tmp_path, [dict(name='a', config='configs/demo/upernet_demo.py', families=['transformer'])],
+                          backbones=[DEMO])
+    with pytest.raises(PipelineError, match=r"stage 'a': key 'families' is \['transformer'\], expected a list of "
+                                            r"backbone families from \['cait', "):
+        load_pipeline(path)

@@ -231,7 +231,7 @@ class PipelineRunner:
 
     def plan(self) -> List[str]:
         """What a run would do, stage by stage (``--dry-run``)."""
-        lines = []
+        lines = list(self.pipeline.left_out)
         for i, stage in enumerate(self.pipeline.stages, 1):
             state = 'done, skipped' if is_done(self.pipeline, stage) else 'to run'
             lines.append(f'[{i}/{len(self.pipeline.stages)}] {stage.id} ({stage.kind}; {state}) '
@@ -273,6 +273,8 @@ class PipelineRunner:
         jobs = f', {self.jobs} at a time' if self.jobs > 1 else ''
         self.say(f'pipeline {self.pipeline.path}: {len(stages)} stages{backbones}{seeds}{jobs}, '
                  f'work dir {self.pipeline.work_dir}')
+        for why in self.pipeline.left_out:
+            self.say(why)
         counters = {s.id: f'[{i}/{len(stages)}]' for i, s in enumerate(stages, 1)}
         pending, running = list(stages), {}
         start = time.time()

@@ -19,7 +19,9 @@ Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_ba
 
 * ``train`` (the default when ``config`` is given): ``tools/train.py CONFIG --work-dir DIR`` plus ``checkpoint``
   (→ ``--checkpoint``: backbone weights), ``cfg_options`` (dict → ``--cfg-options k=v``), ``args`` (more options),
-  ``seeds`` (``'shared'``: run once, see Seeds below).
+  ``seeds`` (``'shared'``: run once, see Seeds below), ``families`` (the backbone families it can run, e.g.
+  ``['vit']`` for MAE: for a backbone of another family the stage and every stage that depends on it are left
+  out, and said so).
   ``config`` is a path, or a dict {backbone: path} of each backbone's own config (``'*'``: any other backbone).
 * ``test``: ``tools/test.py CONFIG WEIGHTS --work-dir DIR`` with ``weights`` (e.g. ``'{upernet.last_checkpoint}'``),
   ``tta`` (multi-scale + flip), ``checkpoint`` (the backbone weights the model was trained from, for result.json),
@@ -51,15 +53,15 @@ import os.path as osp
 import re
 import string
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
 STAGE_KINDS = ('train', 'test', 'command', 'leaderboard')
 _COMMON_KEYS = ('name', 'kind', 'depends_on', 'per_backbone', 'metric', 'outputs')
 _KIND_KEYS = {
-    'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds'),
-    'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds'),
+    'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
+    'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'command': ('argv', 'creates'),
     'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline'),
 }
@@ -101,6 +103,7 @@ class Pipeline:
     launcher: List[str] = field(default_factory=list)  # prefix of train / test commands (torchrun ...)
     jobs: int = 1  # stages run at the same time
     seeds: List[int] = field(default_factory=list)  # [] when none are given: the configs' own seeds
+    left_out: List[str] = field(default_factory=list)  # per-backbone stages a backbone's family cannot run, why
 
     def stage(self, stage_id: str) -> Stage:
         return next(s for s in self.stages if s.id == stage_id)
@@ -163,8 +166,9 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
     elif cfg.get('seeds') is not None:
         seeds = _check_seeds(f"{path}: key 'seeds'", cfg['seeds'])
     seeds = seeds or []
-    pipeline = Pipeline(path, work_dir, chosen, _expand(path, work_dir, specs, by_name, chosen, seeds),
-                        list(launcher), jobs, seeds)
+    left_out = _left_out(path, specs, by_name, chosen)
+    pipeline = Pipeline(path, work_dir, chosen, _expand(path, work_dir, specs, by_name, chosen, seeds, left_out),
+                        list(launcher), jobs, seeds, [why for why in left_out.values()])
     configs: Dict[str, dict] = {}
     for stage in pipeline.stages:
         if stage.kind in ('train', 'test'):
@@ -370,7 +374,36 @@ def _check_backbones(path: str, names: List[str]) -> None:
 
 # ---------------------------------------------------------------------------------------------- expansion
 
-def _expand(path, root, specs, by_name, backbones, seeds) -> List[Stage]:
+def _left_out(path, specs, by_name, backbones) -> Dict[Tuple[str, str], str]:
+    """{(stage name, backbone): why} for the per-backbone stages a backbone cannot run: those whose
+    ``families`` leave out the backbone's family (e.g. MAE needs a ViT), and everything that depends on one."""
+    from backbones.factory import get_variant, list_models
+    known = sorted({get_variant(name)['model'] for name in list_models()})
+    for spec in specs:
+        families = spec.get('families')
+        if families is not None and not (isinstance(families, list) and families and set(families) <= set(known)):
+            raise PipelineError(f"{path}: stage '{spec['name']}': key 'families' is {families!r}, expected a list "
+                                f'of backbone families from {known}')
+    out: Dict[Tuple[str, str], str] = {}
+    for backbone in backbones:
+        family = get_variant(backbone)['model']
+        changed = True
+        while changed:  # until every dependent of a left-out stage is left out too
+            changed = False
+            for spec in (s for s in specs if s['per_backbone'] and (s['name'], backbone) not in out):
+                if spec.get('families') and family not in spec['families']:
+                    out[spec['name'], backbone] = (f"{backbone}/{spec['name']}: left out, it runs on "
+                                                   f"{' / '.join(spec['families'])} backbones, not {family}")
+                else:
+                    missing = [d for d in spec['depends_on'] if (d, backbone) in out]
+                    if missing:
+                        out[spec['name'], backbone] = (f"{backbone}/{spec['name']}: left out, it needs "
+                                                       f"{backbone}/{missing[0]}")
+                changed |= (spec['name'], backbone) in out
+    return out
+
+
+def _expand(path, root, specs, by_name, backbones, seeds, left_out) -> List[Stage]:
     instances: List[Stage] = []
 
     def seeds_of(spec):
@@ -385,7 +418,7 @@ def _expand(path, root, specs, by_name, backbones, seeds) -> List[Stage]:
         """The instances of stage ``name`` that an instance for ``backbone`` and seed ``suffix`` means: the same
         backbone's and seed's where both vary by them, else all of them."""
         spec = by_name[name]
-        chosen = [backbone] if backbone else backbones
+        chosen = [b for b in ([backbone] if backbone else backbones) if (name, b) not in left_out]
         suffixes = [s for _, s in seeds_of(spec)]
         return [_stage_id(b, name, s) for b in (chosen if spec['per_backbone'] else [None])
                 for s in ([suffix] if suffix and len(suffixes) > 1 else suffixes)]
@@ -393,6 +426,8 @@ def _expand(path, root, specs, by_name, backbones, seeds) -> List[Stage]:
     for spec in specs:
         name = spec['name']
         for backbone in (backbones if spec['per_backbone'] else [None]):
+            if (name, backbone) in left_out:
+                continue
             for seed, suffix in seeds_of(spec):
                 stage_id = _stage_id(backbone, name, suffix)
                 stage = Stage(id=stage_id, name=name, kind=spec['kind'], spec=spec, backbone=backbone, seed=seed,
