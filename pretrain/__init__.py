@@ -8,17 +8,20 @@ from .classifier import ClsLoss, ImageClassifier
 from .data import ImageNet
 from .dmae import DistilledMAE
 from .export import BackboneExportHook
+from .extra_eval import ExtraSetsValLoop
 from .finetune import apply_trainable, trainable_names
+from .imagenet_variants import ImageNetReaL, ImageNetV2
 from .mae import MAE, MAEDecoder, random_masking
 from .mae_vis import MAEVisualizationHook
-from .metrics import Accuracy, ReconstructionLoss
+from .metrics import Accuracy, ReaLAccuracy, ReconstructionLoss
 from .preprocessor import ClsDataPreprocessor
 from .samplers import RepeatAugSampler
 from .transforms import (ColorJitter, LoadImage, PackInputs, RandAugment, RandomHorizontalFlip, RandomResizedCrop,
                          ResizeCenterCrop, SimpleRandomCrop, ThreeAugment)
 
 __all__ = ['ImageClassifier', 'ClsLoss', 'MAE', 'MAEDecoder', 'DistilledMAE', 'random_masking', 'ImageNet',
-           'ClsDataPreprocessor', 'RepeatAugSampler', 'Accuracy', 'ReconstructionLoss', 'BackboneExportHook',
+           'ImageNetV2', 'ImageNetReaL', 'ExtraSetsValLoop', 'ClsDataPreprocessor', 'RepeatAugSampler', 'Accuracy',
+           'ReaLAccuracy', 'ReconstructionLoss', 'BackboneExportHook',
            'MAEVisualizationHook', 'apply_trainable', 'trainable_names', 'LoadImage', 'RandomResizedCrop',
            'SimpleRandomCrop', 'ThreeAugment', 'ColorJitter', 'RandAugment', 'RandomHorizontalFlip',
            'ResizeCenterCrop', 'PackInputs']

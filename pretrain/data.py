@@ -28,6 +28,11 @@ class DatasetLayoutError(FileNotFoundError):
     """A dataset folder that is not in the expected layout; the message shows the expected tree."""
 
 
+def image_names(folder: str) -> List[str]:
+    """The sorted names of the images (IMG_EXTENSIONS) directly in ``folder``."""
+    return sorted(e.name for e in os.scandir(folder) if e.is_file() and e.name.lower().endswith(IMG_EXTENSIONS))
+
+
 @DATASETS.register_module()
 class ImageNet(BaseDataset):
     """ImageFolder ImageNet (or any dataset in that layout).
@@ -79,9 +84,7 @@ class ImageNet(BaseDataset):
             folder = osp.join(self.split_dir, name)
             if not osp.isdir(folder):
                 raise self._layout_error(f"class folder '{name}' is missing")
-            files = sorted(e.name for e in os.scandir(folder)
-                           if e.is_file() and e.name.lower().endswith(IMG_EXTENSIONS))
-            data_list += [dict(img_path=osp.join(folder, f), gt_label=label) for f in files]
+            data_list += [dict(img_path=osp.join(folder, f), gt_label=label) for f in image_names(folder)]
         if not data_list:
             raise self._layout_error(f'no images (expected files ending in {IMG_EXTENSIONS})')
         self._metainfo['classes'] = tuple(classes)

@@ -1,6 +1,6 @@
-"""Validation metrics: top-k accuracy (in percent) and MAE's reconstruction loss.
+"""Validation metrics: top-k accuracy (in percent), ImageNet-ReaL top-1 and MAE's reconstruction loss.
 
-Both leave out the stand-ins of images that ``LoadImage(skip_corrupt=True)`` could not read, and report how many
+All leave out the stand-ins of images that ``LoadImage(skip_corrupt=True)`` could not read, and report how many
 they left out as ``skipped_images`` (only when there were some), which result.json then records.
 """
 from typing import List, Sequence
@@ -10,6 +10,7 @@ from mmengine.evaluator import BaseMetric
 
 from vitbench.registry import METRICS
 
+from .imagenet_variants import REAL_LABELS
 from .transforms import SKIPPED_LABEL
 
 
@@ -37,12 +38,14 @@ def _with_skipped(metrics: dict, results: list) -> dict:
 @METRICS.register_module()
 class Accuracy(BaseMetric):
     """Top-k accuracy in percent: reported as ``accuracy/top1``, ``accuracy/top5``. Reads the model's
-    ``predict`` outputs, ``dict(pred_score=(num_classes,) tensor, gt_label=int tensor)`` per image."""
+    ``predict`` outputs, ``dict(pred_score=(num_classes,) tensor, gt_label=int tensor)`` per image.
+    ``suffix`` names another test set's numbers apart in result.json (``'_v2'``: ``top1_v2``)."""
     default_prefix = 'accuracy'
 
-    def __init__(self, topk: Sequence[int] = (1, 5), collect_device: str = 'cpu', prefix=None):
+    def __init__(self, topk: Sequence[int] = (1, 5), suffix: str = '', collect_device: str = 'cpu', prefix=None):
         super().__init__(collect_device=collect_device, prefix=prefix)
         self.topk = tuple(topk)
+        self.suffix = suffix
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample, stand_in in zip(data_samples, _stand_ins(data_batch, len(data_samples))):
@@ -56,7 +59,26 @@ class Accuracy(BaseMetric):
 
     def compute_metrics(self, results: list) -> dict:
         hits = torch.tensor(_scored(results), dtype=torch.float64)
-        return _with_skipped({f'top{k}': float(hits[:, i].mean() * 100) for i, k in enumerate(self.topk)}, results)
+        return _with_skipped({f'top{k}{self.suffix}': float(hits[:, i].mean() * 100)
+                              for i, k in enumerate(self.topk)}, results)
+
+
+@METRICS.register_module()
+class ReaLAccuracy(BaseMetric):
+    """ImageNet-ReaL top-1 in percent, reported as ``accuracy/top1_real``: an image counts as right when the
+    top-1 prediction is one of its valid labels, the multi-hot ``data_samples['real_labels']`` of the batch
+    (pretrain.imagenet_variants.ImageNetReaL)."""
+    default_prefix = 'accuracy'
+
+    def process(self, data_batch, data_samples: Sequence[dict]) -> None:
+        valid = data_batch['data_samples'][REAL_LABELS]
+        for sample, labels, stand_in in zip(data_samples, valid, _stand_ins(data_batch, len(data_samples))):
+            top1 = int(sample['pred_score'].argmax())
+            self.results.append(None if stand_in else bool(top1 < len(labels) and labels[top1]))
+
+    def compute_metrics(self, results: list) -> dict:
+        hits = _scored(results)
+        return _with_skipped(dict(top1_real=100.0 * sum(hits) / len(hits)), results)
 
 
 @METRICS.register_module()

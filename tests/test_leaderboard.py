@@ -146,6 +146,21 @@ def test_finetuned_top1_wins_over_the_pretraining_run_and_ft_backbones_get_their
     assert 'ImageNet top-1 (linear)' in [c.label for c in table.columns]
 
 
+def test_imagenet_v2_and_real_are_columns_beside_imagenet_top1(tmp_path):
+    write(tmp_path, 'ft', record('finetune', 'imagenet', dict(top1=70.0, top5=90.0, top1_v2=58.5, top1_real=76.0),
+                                 recipe='supervised'))
+    write(tmp_path, 'lin', record('finetune', 'imagenet', dict(top1=40.0, top1_v2=30.0), recipe='supervised',
+                                  eval='linear'))
+    write(tmp_path, 'seg', record('seg', 'ade20k-demo', dict(mIoU=30.0), recipe='supervised'))
+    table = build_table([str(tmp_path)])
+    assert [c.label for c in table.columns] == [
+        'ImageNet top-1', 'ImageNet top-1 (linear)', 'ImageNet top-1 (linear, v2)', 'ImageNet top-1 (real)',
+        'ImageNet top-1 (v2)', 'ADE20k-demo mIoU SS']
+    values = rows_by_recipe(table)['supervised'].values
+    assert values[Column('cls', 'imagenet', 'v2')] == 58.5 and values[Column('cls', 'imagenet', 'real')] == 76.0
+    assert values[Column('cls', 'imagenet', 'linear, v2')] == 30.0
+
+
 def test_paper_rows_stay_in_their_own_section(runs):
     table, paper = build_table([str(runs)]), load_paper_tables()
     md = render_markdown(table, paper)

@@ -43,11 +43,11 @@ def _child(name, parent, locations=()):
 
 
 RUNNERS = _child('runner', MMENGINE_RUNNERS)
-LOOPS = _child('loop', MMENGINE_LOOPS)
+LOOPS = _child('loop', MMENGINE_LOOPS, ['pretrain.extra_eval'])
 HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'downstream.transfer.hooks',
                                         'vitbench.experiment.result_record', 'vitbench.engine.run_state'])
-DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'downstream.transfer', 'downstream.seg.datasets',
-                                                 'downstream.det.datasets'])
+DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'downstream.transfer',
+                                                 'downstream.seg.datasets', 'downstream.det.datasets'])
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])
 TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'downstream.transfer.transforms'])
 MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'pretrain.classifier', 'pretrain.preprocessor',

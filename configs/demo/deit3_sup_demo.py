@@ -34,6 +34,13 @@ train_dataloader = dict(batch_size=64, num_workers=2, pin_memory=False,
 val_dataloader = dict(batch_size=100, num_workers=1, pin_memory=False,
                       dataset=dict(data_root=data_root, pipeline=test_pipeline))
 test_dataloader = val_dataloader
+# ImageNet-V2 and ReaL after the last validation (top1_v2, top1_real in result.json), demo copies: a second
+val_cfg = dict(extra_sets=[
+    dict(dataset=dict(type='ImageNetV2', data_root='data/demo/imagenet_v2/imagenetv2-matched-frequency-format-val'),
+         evaluator=dict(type='Accuracy', topk=(1, 5), suffix='_v2')),
+    dict(dataset=dict(type='ImageNetReaL', data_root='data/demo/imagenet_real', ann_file='real.json'),
+         evaluator=dict(type='ReaLAccuracy')),
+])
 
 optim_wrapper = dict(optimizer=dict(lr=4e-3))
 param_scheduler = [

@@ -43,7 +43,7 @@ _make_data = ['tools/make_demo_data.py', '--out', 'data/demo', '--scale', 'small
 
 stages = [
     # a no-op when present; the downstream sets are drawn while the pre-training runs
-    dict(name='data', kind='command', argv=_make_data + ['imagenet']),
+    dict(name='data', kind='command', argv=_make_data + ['imagenet', 'imagenet_v2', 'imagenet_real']),
     dict(name='data_downstream', kind='command', argv=_make_data + ['ade20k', 'coco', 'cifar10', 'flowers102']),
     dict(name='deit3_sup', config='configs/demo/deit3_sup_demo.py', depends_on=['data'], outputs=['backbone.pth'],
          cfg_options=_pretrain),

@@ -106,6 +106,16 @@ class Report:
         return data
 
 
+def reader_problems(reader, root, rel):
+    """A format whose reader is its check: its error (wrong length, missing image, not a class index ...) as the
+    one problem at ``rel``, or none."""
+    try:
+        reader(data_root=root)
+    except (ValueError, FileNotFoundError) as e:
+        return [f'{rel}: {str(e).splitlines()[0]}']
+    return []
+
+
 def image_files(root):
     """Every image under ``root`` (the suffixes the readers take), as sorted paths relative to it."""
     found = []

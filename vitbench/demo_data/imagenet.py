@@ -28,11 +28,16 @@ def plan(scale, seed):
             for k in range(size[split])]
 
 
-def make_item(root, seed, item):
-    split, c, k, short = item
-    rng = render.item_rng(seed, 'imagenet', split, c, k)
+def class_image(rng, c, short):
+    """A picture of demo class ``c`` (ImageNet-V2's demo draws the same classes from other streams)."""
     shape, hue = render.class_attributes(c, (len(render.SHAPES), render.NUM_HUES))
     img, _ = render.object_image(rng, *render.random_size(rng, short), render.SHAPES[shape], hue)
+    return img
+
+
+def make_item(root, seed, item):
+    split, c, k, short = item
+    img = class_image(render.item_rng(seed, 'imagenet', split, c, k), c, short)
     save_jpg(os.path.join(root, file_name(split, c, k)), img)
 
 

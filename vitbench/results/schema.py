@@ -7,9 +7,12 @@ TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
 KINDS = ('cls', 'seg', 'box', 'mask', 'transfer')  # leaderboard column kinds
 # task -> its headline metrics, as (metric name in result.json, column kind)
 HEADLINE_METRICS = {
-    'pretrain': (('top1', 'cls'),),
-    'finetune': (('top1', 'cls'),),
+    'pretrain': (('top1', 'cls'), ('top1_v2', 'cls'), ('top1_real', 'cls')),
+    'finetune': (('top1', 'cls'), ('top1_v2', 'cls'), ('top1_real', 'cls')),
     'seg': (('mIoU', 'seg'),),
     'det': (('bbox_mAP', 'box'), ('segm_mAP', 'mask')),
     'transfer': (('top1', 'transfer'),),
 }
+# metrics measured on another test set of the run's dataset: their column's eval (beside ImageNet top-1, labelled
+# "ImageNet top-1 (v2)"), in place of the record's
+METRIC_EVALS = {'top1_v2': 'v2', 'top1_real': 'real'}

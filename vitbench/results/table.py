@@ -29,7 +29,7 @@ import os.path as osp
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .schema import HEADLINE_METRICS, KINDS, TASKS
+from .schema import HEADLINE_METRICS, KINDS, METRIC_EVALS, TASKS
 from .stats import Summary, summarize
 
 # Display names and order of the datasets the suite knows; others keep their own name, after these.
@@ -259,6 +259,13 @@ def recipe_label(pretrain: dict) -> str:
     return label
 
 
+def _eval_of(metric: str, eval: str) -> str:
+    """The column eval of ``metric``: the record's, with the test set of a METRIC_EVALS metric ('v2', or
+    'linear, v2' for a linear probe's)."""
+    test_set = METRIC_EVALS.get(metric)
+    return eval if test_set is None else test_set if eval == 'ss' else f'{eval}, {test_set}'
+
+
 def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
     """The (column, value, priority) cells a record fills; metrics no column shows are left out."""
     cells = []
@@ -266,7 +273,7 @@ def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
         value = record['metrics'].get(metric)
         if value is None or math.isnan(value):
             continue
-        column = Column(kind, record['dataset'], record.get('eval') or 'ss')
+        column = Column(kind, record['dataset'], _eval_of(metric, record.get('eval') or 'ss'))
         cells.append((column, float(value), 1 if record['task'] == 'finetune' else 0))
     return cells
 

@@ -2,6 +2,7 @@
 # flip, RandAugment 9/0.5, repeated augmentation x3; test: resize + centre crop with crop ratio 0.875.
 # Mixup 0.8 / CutMix 1.0 / random erasing 0.25 are batch-level: the model's data_preprocessor.
 # Batch: 128 per GPU x 8 GPUs = 1024.
+_base_ = ['./imagenet_extra_sets.py']  # val_cfg: ImageNet-V2 and ReaL after the last validation
 data_root = 'data/imagenet'
 img_size = 224
 train_pipeline = [
@@ -36,5 +37,4 @@ val_dataloader = dict(
 val_evaluator = dict(type='Accuracy', topk=(1, 5))
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
-val_cfg = dict()
 test_cfg = dict()

@@ -2,6 +2,7 @@
 # horizontal flip, 3-Augment (grayscale | solarization | Gaussian blur), colour jitter 0.3, repeated
 # augmentation x3; test: resize + centre crop with crop ratio 1.0. Mixup 0.8 / CutMix 1.0 are batch-level: the
 # model's data_preprocessor. Batch: 256 per GPU x 8 GPUs = 2048.
+_base_ = ['./imagenet_extra_sets.py']  # val_cfg: ImageNet-V2 and ReaL after the last validation
 data_root = 'data/imagenet'
 img_size = 224
 train_pipeline = [
@@ -37,5 +38,4 @@ val_dataloader = dict(
 val_evaluator = dict(type='Accuracy', topk=(1, 5))
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
-val_cfg = dict()
 test_cfg = dict()
