@@ -31,7 +31,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from vitbench.engine.cpu_amp import SLOW_BF16, cpu_flags, cpu_has_fast_bf16
+from vitbench.engine.cpu import cpu_flags, cpu_name
+from vitbench.engine.cpu_amp import SLOW_BF16, cpu_has_fast_bf16
 from vitbench.fileio import atomic_write_text
 
 # vitbench variant -> timm model (and arguments) of the same architecture
@@ -53,13 +54,9 @@ _TIMM_LAYER_SCALE = ('gamma', 'gamma_1', 'gamma_2', 'ls1', 'ls2')
 
 
 def machine_info() -> dict:
-    cpu = platform.processor()
-    if not cpu and os.path.exists('/proc/cpuinfo'):
-        cpu = next((line.split(':', 1)[1].strip() for line in open('/proc/cpuinfo') if line.startswith('model name')),
-                   '')
     flags = cpu_flags()
     import timm
-    return {'platform': platform.platform(), 'cpu': cpu, 'cpu_count': os.cpu_count(),
+    return {'platform': platform.platform(), 'cpu': cpu_name(), 'cpu_count': os.cpu_count(),
             'torch_threads': torch.get_num_threads(),
             'simd': sorted(f for f in flags if f.startswith(('amx', 'avx512_bf16', 'avx512f'))),
             'python': platform.python_version(), 'torch': torch.__version__, 'timm': timm.__version__,

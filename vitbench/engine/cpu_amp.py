@@ -11,9 +11,6 @@ it and autocast runs about 30x slower than float32 (DeiT III-S: 0.18 vs 6.05 ima
 tells the two apart; ``tools/train.py --amp`` refuses such a CPU and ``tools/benchmark.py`` skips its bf16 rows.
 """
 import contextlib
-import functools
-import os
-from typing import FrozenSet
 
 import torch
 from mmengine.logging import print_log
@@ -21,21 +18,11 @@ from mmengine.optim import OptimWrapper
 
 from vitbench.registry import OPTIM_WRAPPERS
 
+from .cpu import cpu_flags
+
 # CPU flags (/proc/cpuinfo) of the bf16 instructions autocast's bf16 kernels run on. torch's own report is no
 # substitute: torch.backends.cpu.get_cpu_capability() says 'AVX512' on CPUs with and without AVX512-BF16 (torch 2.14).
 FAST_BF16_FLAGS = ('avx512_bf16', 'amx_bf16')
-
-
-@functools.lru_cache(maxsize=None)
-def cpu_flags(cpuinfo: str = '/proc/cpuinfo') -> FrozenSet[str]:
-    """The CPU's feature flags as Linux reports them (empty where there is no /proc/cpuinfo)."""
-    if not os.path.isfile(cpuinfo):
-        return frozenset()
-    with open(cpuinfo) as f:
-        for line in f:
-            if line.startswith('flags'):
-                return frozenset(line.split(':', 1)[1].split())
-    return frozenset()
 
 
 def cpu_has_fast_bf16() -> bool:

@@ -9,13 +9,14 @@ of rank 0.
 A resumed run costs what all its processes cost: the totals so far travel in every runner checkpoint
 (``meta['vitbench_cost']``) and a run that resumes from one continues from them.
 """
-import platform
 import sys
 import time
 import weakref
 from typing import Optional
 
 import torch
+
+from .cpu import cpu_name
 
 CHECKPOINT_KEY = 'vitbench_cost'  # in a runner checkpoint's ``meta``: the totals of the processes so far
 # Kept off the runner itself: an attribute or message-hub entry would be pickled into checkpoints.
@@ -39,19 +40,8 @@ def batch_size(data_batch) -> int:
     return len(data_batch) if isinstance(data_batch, (list, tuple)) else 0
 
 
-def _cpu_name() -> str:
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass  # not Linux, or no /proc: what the platform module knows
-    return platform.processor() or platform.machine() or 'cpu'
-
-
 def _cpu() -> dict:
-    return dict(kind='cpu', name=_cpu_name(), count=1, threads=torch.get_num_threads())
+    return dict(kind='cpu', name=cpu_name(), count=1, threads=torch.get_num_threads())
 
 
 def device_of(runner) -> dict:
