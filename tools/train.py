@@ -21,6 +21,9 @@ def parse_args(argv=None):
                         'with a path, from that checkpoint')
     parser.add_argument('--checkpoint', dest='backbone_checkpoint', metavar='PATH',
                         help='initialise the backbone from this checkpoint (any supported format)')
+    parser.add_argument('--keep-blocks', type=int, metavar='K',
+                        help='load only the first K blocks of the backbone weights and re-initialise the rest '
+                        '(MAE-lite keep-first-k-blocks; recorded as pretrain.keep_blocks in result.json)')
     parser.add_argument('--amp', action='store_true',
                         help='automatic mixed precision (float16 on GPU, bfloat16 on CPU)')
     return parser.parse_args(argv)
