@@ -33,3 +33,7 @@ def test_env_check_reports_a_working_stack():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'nms and RoIAlign run' in result.stdout and 'mmcv         2.1.0' in result.stdout
+    from mmcv.ops import get_compiling_cuda_version  # a CPU-only build says 'not available'
+    compiled = get_compiling_cuda_version()
+    kernels = 'none: CPU-only ops' if compiled == 'not available' else f'ops compiled for CUDA {compiled}'
+    assert f'mmcv CUDA    {kernels}' in result.stdout

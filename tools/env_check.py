@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Report the versions of the stack, whether mmcv's compiled ops run, and the hardware.
+"""Report the versions of the stack, whether mmcv's compiled ops run (and have CUDA kernels), and the hardware.
 
     python tools/env_check.py        # exit 0 when everything works, 1 with the reasons otherwise
 """
@@ -61,6 +61,37 @@ def check_mmcv_ops(problems):
         problems.append(f'mmcv.ops does not run ({type(e).__name__}: {e}); rebuild it with `make install` '
                         '(see README, "Troubleshooting the mmcv build")')
         print('  mmcv.ops     BROKEN')
+        return
+    check_mmcv_cuda_kernels(problems)
+
+
+def check_mmcv_cuda_kernels(problems):
+    """Whether mmcv's ops were compiled with CUDA kernels (and for which CUDA); on a visible GPU they must be,
+    and nms must run there: mmdet would otherwise stop at its first NMS or RoIAlign on a CUDA tensor."""
+    import torch
+    from mmcv.ops import get_compiling_cuda_version, nms
+    compiled = get_compiling_cuda_version()
+    has_kernels = compiled not in ('not available', '', None)
+    print('  mmcv CUDA    ' + (f'ops compiled for CUDA {compiled}' if has_kernels else 'none: CPU-only ops'))
+    if not torch.cuda.is_available():
+        return
+    if not has_kernels:
+        problems.append(f'a GPU is visible ({torch.cuda.get_device_name(0)}) but mmcv {_mmcv_version()} has CPU-only '
+                        'ops; rebuild it with its CUDA ops: VITBENCH_CUDA=1 make install')
+        return
+    try:
+        boxes = torch.tensor([[0., 0., 10., 10.], [20., 20., 30., 30.]], device='cuda')
+        nms(boxes, torch.tensor([0.9, 0.8], device='cuda'), iou_threshold=0.5)
+        print(f'  mmcv CUDA    nms runs on {torch.cuda.get_device_name(0)}')
+    except Exception as e:  # noqa: BLE001 - e.g. no kernel image for this GPU's architecture
+        capability = '.'.join(map(str, torch.cuda.get_device_capability(0)))
+        problems.append(f'mmcv.ops has CUDA kernels but nms fails on the GPU (compute capability {capability}): '
+                        f'{type(e).__name__}: {e}; rebuild with TORCH_CUDA_ARCH_LIST={capability} make install')
+
+
+def _mmcv_version() -> str:
+    import mmcv
+    return mmcv.__version__
 
 
 def report_hardware():

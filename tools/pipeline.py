@@ -11,6 +11,15 @@ With --seeds (or the config's seeds) every train / test stage runs once per seed
 randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain
 id and folder); a stage that depends on a seeded one starts from the same seed's run.
 
+On a Slurm cluster (executor='slurm' in the config, or --executor slurm) every stage is one job, submitted
+through submitit with its dependencies (afterok) and its resources (the config's `slurm` defaults, each stage's
+`resources`, or --partition --nodes --gpus-per-node --time --mem); the command returns once they are queued:
+
+    python tools/pipeline.py configs/pipelines/paper_deit3.py --executor slurm --partition learnfair
+    python tools/pipeline.py configs/pipelines/paper_deit3.py --status   # each job's state and its logs
+    python tools/pipeline.py configs/pipelines/paper_deit3.py --wait     # follow them until they end
+    python tools/pipeline.py configs/pipelines/paper_deit3.py --cancel   # scancel the jobs still queued
+
 A stage whose result.json exists is skipped (delete its work dir to redo it); a failing stage is reported and
 the stages after it are skipped, the others go on. One pipeline at a time in a work dir (WORK_DIR/pipeline.lock);
 interrupted (Ctrl-C, SIGTERM) or killed, it stops the stages it started. Exit status: 0 all stages finished,
@@ -21,6 +30,7 @@ import shlex
 import signal
 import sys
 
+from vitbench.pipeline.resources import ResourceError, check_value
 from vitbench.pipeline.run import PipelineRunner
 from vitbench.pipeline.spec import PipelineError, load_pipeline
 
@@ -48,7 +58,33 @@ def parse_args(argv=None):
                         "cpu_count // N threads (default: the config's jobs, else 1)")
     parser.add_argument('--dry-run', action='store_true', help='print the stages and their commands; run nothing')
     parser.add_argument('--verbose', action='store_true', help="echo every stage's log (default: progress lines)")
+    slurm = parser.add_argument_group('Slurm (vitbench/pipeline/slurm.py, resources.py)')
+    slurm.add_argument('--executor', choices=['local', 'slurm'],
+                       help="'local': stages run here, one after the other (default); 'slurm': each stage one job")
+    slurm.add_argument('--partition', help="replaces the config's slurm partition")
+    slurm.add_argument('--nodes', type=int, metavar='N', help="nodes per stage (a stage's own resources win)")
+    slurm.add_argument('--gpus-per-node', type=int, metavar='G', help='GPUs per node; a training runs one task each')
+    slurm.add_argument('--time', metavar='T', help="time limit per stage: minutes, 'HH:MM:SS' or 'D-HH:MM:SS'")
+    slurm.add_argument('--mem', metavar='M', help="memory per node, e.g. '64G' (0: all)")
+    slurm.add_argument('--status', action='store_true', help="each stage's job: its state and where its logs are")
+    slurm.add_argument('--wait', action='store_true',
+                       help='after submitting (or alone): follow the jobs until they end')
+    slurm.add_argument('--cancel', action='store_true', help='scancel the jobs of this pipeline still queued')
     return parser.parse_args(argv)
+
+
+def _slurm_options(args) -> dict:
+    """--partition --nodes --gpus-per-node --time --mem: the stages' default Slurm resources."""
+    checked = {}
+    for key in ('partition', 'nodes', 'gpus_per_node', 'time', 'mem'):
+        value = getattr(args, key)
+        if value is not None:
+            value = int(value) if key == 'time' and value.isdigit() else value
+            try:
+                checked[key] = check_value('--' + key.replace('_', '-'), key, value)
+            except ResourceError as e:
+                raise PipelineError(str(e)) from None
+    return checked
 
 
 def _seeds(text: str) -> list:
@@ -65,7 +101,10 @@ def main(argv=None) -> int:
     try:
         launcher = None if args.launcher is None else [] if args.launcher == 'none' else shlex.split(args.launcher)
         seeds = None if args.seeds is None else _seeds(args.seeds)
-        pipeline = load_pipeline(args.config, backbones, launcher, args.work_dir, seeds, args.baseline)
+        pipeline = load_pipeline(args.config, backbones, launcher, args.work_dir, seeds, args.baseline,
+                                 args.executor, _slurm_options(args))
+        if args.status or args.wait or args.cancel or pipeline.executor == 'slurm':
+            return _slurm_main(args, pipeline)
     except PipelineError as e:
         print(f'error: {e}', file=sys.stderr)
         return 2
@@ -85,6 +124,31 @@ def main(argv=None) -> int:
     if any(r.status == 'interrupted' for r in results):
         return 130
     return 0 if runner.ok else 1
+
+
+def _slurm_main(args, pipeline) -> int:
+    from vitbench.pipeline import slurm
+    if args.status:
+        print('\n'.join(slurm.status_lines(pipeline)))
+        return 0
+    if args.cancel:
+        ids = slurm.cancel(pipeline)
+        print(f'cancelled jobs {", ".join(ids)}' if ids else 'no job of this pipeline is queued')
+        return 0
+    if args.dry_run:
+        for s in pipeline.stages:
+            after = ', '.join(s.deps) if len(s.deps) < 4 else f'{len(s.deps)} stages'
+            print(f'{s.id}: {slurm.describe(pipeline, s)}, after {after or "-"}')
+        return 0
+    if pipeline.executor == 'slurm':
+        slurm.submit(pipeline, resume=args.resume)
+    if not args.wait:
+        return 0
+    try:
+        return 0 if slurm.wait(pipeline) else 1
+    except KeyboardInterrupt:  # the jobs are Slurm's, not this process's: they go on
+        print('stopped following; the jobs go on (--status to see them, --cancel to stop them)', file=sys.stderr)
+        return 130
 
 
 if __name__ == '__main__':

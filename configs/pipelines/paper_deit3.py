@@ -10,6 +10,10 @@
 work_dir = 'work_dirs/paper_deit3'
 backbones = ['deit3_small_patch16_224', 'deit3_base_patch16_224']
 launcher = ['torchrun', '--nproc_per_node', '8']
+# On a Slurm cluster (executor = 'slurm', or tools/pipeline.py --executor slurm --partition P): every stage is one
+# job, one task per GPU, on the GPUs the configs' batch sizes assume (the official commands: 1 node x 8 GPUs,
+# 2 x 8 where a config says 16 GPUs); the long pretrainings are requeued at their time limit and resume.
+slurm = dict(gpus_per_node=8, cpus_per_task=10, mem='320G', time='1-00:00:00')
 
 _S, _B = 'deit3_small_patch16_224', 'deit3_base_patch16_224'
 _pretrain = {_S: 'configs/pretrain/deit3_small_in1k_800e.py', _B: 'configs/pretrain/deit3_base_in1k_800e.py',
@@ -36,3 +40,8 @@ stages += [dict(name=f'transfer_{d}', config=f'configs/transfer/{d}_deit3_s.py',
 stages.append(dict(name='transfer_flowers102_attn', config='configs/transfer/flowers102_deit3_s_attn.py',
                    depends_on=['pretrain'], checkpoint=_weights, cfg_options={'experiment.eval': 'attn'}))
 stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages]))
+_resources = dict(pretrain=dict(time='3-00:00:00'), ft384_full=dict(nodes=2), maskrcnn=dict(nodes=2, time='2-00:00:00'),
+                  upernet_ms=dict(time='06:00:00'),
+                  leaderboard=dict(gpus_per_node=0, cpus_per_task=2, mem='16G', time=60))
+for _stage in stages:  # Slurm resources beyond the defaults above
+    _stage.setdefault('resources', _resources.get(_stage['name']))

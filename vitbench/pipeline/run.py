@@ -99,15 +99,17 @@ def _script(path: str) -> str:
     return in_repo if osp.exists(in_repo) else path
 
 
-def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False) -> List[str]:
-    """The argv a train / test / command stage runs (its ``{...}`` references filled in)."""
+def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher: Optional[str] = None) -> List[str]:
+    """The argv a train / test / command stage runs (its ``{...}`` references filled in); ``launcher``: the
+    ``--launcher`` of a train / test run started by its own process manager (``'slurm'``: srun), else the
+    pipeline's launcher prefix with ``--launcher pytorch``."""
     spec = stage.spec
     if stage.kind == 'command':
         argv = resolve(pipeline, stage, list(spec['argv']))
         argv[0] = _script(argv[0])
         return [sys.executable, *argv] if argv[0].endswith('.py') else argv
     options = dict(resolve(pipeline, stage, dict(spec.get('cfg_options') or {})))
-    python = list(pipeline.launcher) or [sys.executable]  # torchrun ... runs the script itself
+    python = (not launcher and list(pipeline.launcher)) or [sys.executable]  # torchrun ... runs the script itself
     if stage.kind == 'train':
         argv = [*python, osp.join(REPO, 'tools', 'train.py'), stage.config, '--work-dir', stage.work_dir]
         if spec.get('checkpoint'):
@@ -124,8 +126,9 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False) -> List[s
                             'experiment.pretrain': None})
     if stage.seed is not None:  # the pipeline's seed wins over one in the stage's cfg_options: runs must differ
         options['randomness.seed'] = stage.seed
-    if pipeline.launcher:
-        argv += ['--launcher', 'pytorch']
+    launcher = launcher or ('pytorch' if pipeline.launcher else None)
+    if launcher:
+        argv += ['--launcher', launcher]
     if stage.swap:
         argv += ['--backbone', stage.swap]
     argv += resolve(pipeline, stage, list(spec.get('args') or []))
@@ -207,8 +210,9 @@ def _duration(seconds: float) -> str:
 
 class PipelineRunner:
     def __init__(self, pipeline: Pipeline, resume: bool = False, verbose: bool = False, out: TextIO = None,
-                 heartbeat: float = 60.0, jobs: Optional[int] = None):
+                 heartbeat: float = 60.0, jobs: Optional[int] = None, launcher: Optional[str] = None):
         self.pipeline, self.resume, self.verbose, self.heartbeat = pipeline, resume, verbose, heartbeat
+        self.launcher = launcher  # the --launcher of train / test stages (command_of)
         self.jobs = jobs or pipeline.jobs
         self.out = out or sys.stdout
         self.results: Dict[str, StageResult] = {}
@@ -244,7 +248,7 @@ class PipelineRunner:
                              f'{{{",".join(stage.spec["formats"])}}}{baseline}')
                 continue
             try:
-                argv = command_of(self.pipeline, stage, self.resume)
+                argv = command_of(self.pipeline, stage, self.resume, self.launcher)
                 lines.append('    ' + subprocess.list2cmdline(argv))
             except PipelineError as e:  # e.g. {upernet.last_checkpoint} before upernet ran
                 lines.append(f'    (command known once its dependencies ran: {e})')
@@ -299,6 +303,11 @@ class PipelineRunner:
                 self.write_summary(time.time() - start)
         return [self.results[s.id] for s in stages]
 
+    def run_stage(self, stage: Stage, counter: str) -> StageResult:
+        """One stage alone, its dependencies taken as finished (a batch system started it after them)."""
+        self.results.update({d: StageResult(d, 'cached') for d in stage.deps if d not in self.results})
+        return self._run_stage(stage, counter)
+
     def _run_stage(self, stage: Stage, counter: str) -> StageResult:
         failed = [d for d in stage.deps if self.results[d].status in ('failed', 'blocked', 'interrupted')]
         if failed and stage.kind != 'leaderboard':
@@ -314,7 +323,7 @@ class PipelineRunner:
         os.makedirs(stage.work_dir, exist_ok=True)
         log = osp.join(stage.work_dir, LOG_NAME)
         try:
-            argv = command_of(self.pipeline, stage, self.resume)
+            argv = command_of(self.pipeline, stage, self.resume, self.launcher)
             trainer = FolderLock(stage.work_dir, RUN_LOCK).holder()
             if trainer:  # e.g. left running by a pipeline killed before pipelines stopped their stages
                 raise PipelineError(f'a training still runs in {stage.work_dir} ({trainer}): not started twice; '

@@ -7,6 +7,8 @@ A pipeline config is an mmengine ``Config`` python file::
     launcher = None                        # or e.g. ['torchrun', '--nproc_per_node', '8'] (--launcher replaces it)
     jobs = 1                               # stages run at the same time when their dependencies allow (--jobs)
     seeds = [0, 1, 2]                      # optional: every train / test stage runs once per seed (--seeds)
+    executor = 'local'                     # or 'slurm': each stage one Slurm job, with the `slurm` defaults and
+                                           # each stage's `resources` (vitbench/pipeline/resources.py)
     stages = [
         dict(name='data', kind='command', argv=['tools/make_demo_data.py', '--out', 'data/demo']),
         dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth']),
@@ -15,7 +17,8 @@ A pipeline config is an mmengine ``Config`` python file::
         dict(name='leaderboard', kind='leaderboard', depends_on=['upernet_mae'], baseline='scratch'),
     ]
 
-Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_backbone``, ``metric``, ``outputs``):
+Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_backbone``, ``metric``, ``outputs``,
+``resources``):
 
 * ``train`` (the default when ``config`` is given): ``tools/train.py CONFIG --work-dir DIR`` plus ``checkpoint``
   (→ ``--checkpoint``: backbone weights), ``cfg_options`` (dict → ``--cfg-options k=v``), ``args`` (more options),
@@ -57,8 +60,10 @@ from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
+from .resources import SLURM_KEYS, ResourceError, check_executor, check_resources
+
 STAGE_KINDS = ('train', 'test', 'command', 'leaderboard')
-_COMMON_KEYS = ('name', 'kind', 'depends_on', 'per_backbone', 'metric', 'outputs')
+_COMMON_KEYS = ('name', 'kind', 'depends_on', 'per_backbone', 'metric', 'outputs', 'resources')
 _KIND_KEYS = {
     'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
@@ -66,7 +71,7 @@ _KIND_KEYS = {
     'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline'),
 }
 _SEEDED_KINDS = ('train', 'test')
-_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages')
+_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages', 'executor', 'slurm')
 _BUILTIN_FIELDS = ('backbone', 'work_dir', 'root')
 _STAGE_ATTRS = ('', '.last_checkpoint')
 _NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -104,6 +109,8 @@ class Pipeline:
     jobs: int = 1  # stages run at the same time
     seeds: List[int] = field(default_factory=list)  # [] when none are given: the configs' own seeds
     left_out: List[str] = field(default_factory=list)  # per-backbone stages a backbone's family cannot run, why
+    executor: str = 'local'  # or 'slurm' (vitbench/pipeline/slurm.py)
+    slurm: dict = field(default_factory=dict)  # the stages' default Slurm resources (resources.py)
 
     def stage(self, stage_id: str) -> Stage:
         return next(s for s in self.stages if s.id == stage_id)
@@ -111,9 +118,10 @@ class Pipeline:
 
 def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Optional[List[str]] = None,
                   work_dir: Optional[str] = None, seeds: Optional[List[int]] = None,
-                  baseline: Optional[str] = None) -> Pipeline:
-    """Read and check a pipeline config; ``backbones``, ``launcher`` (``[]``: none), ``work_dir``, ``seeds`` and
-    the leaderboard stages' ``baseline`` replace its own."""
+                  baseline: Optional[str] = None, executor: Optional[str] = None,
+                  slurm: Optional[dict] = None) -> Pipeline:
+    """Read and check a pipeline config; ``backbones``, ``launcher`` (``[]``: none), ``work_dir``, ``seeds``, the
+    leaderboard stages' ``baseline`` and the ``executor`` replace its own, ``slurm`` its Slurm defaults' keys."""
     if not osp.isfile(path):
         raise PipelineError(f"pipeline config '{path}' not found (e.g. configs/pipelines/demo.py)")
     try:
@@ -167,8 +175,14 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
         seeds = _check_seeds(f"{path}: key 'seeds'", cfg['seeds'])
     seeds = seeds or []
     left_out = _left_out(path, specs, by_name, chosen)
+    try:
+        executor = check_executor(f"{path}: key 'executor'" if executor is None else '--executor',
+                                  cfg.get('executor', 'local') if executor is None else executor)
+        slurm = {**check_resources(f"{path}: key 'slurm'", cfg.get('slurm'), SLURM_KEYS), **(slurm or {})}
+    except ResourceError as e:
+        raise PipelineError(str(e)) from None
     pipeline = Pipeline(path, work_dir, chosen, _expand(path, work_dir, specs, by_name, chosen, seeds, left_out),
-                        list(launcher), jobs, seeds, [why for why in left_out.values()])
+                        list(launcher), jobs, seeds, [why for why in left_out.values()], executor, slurm)
     configs: Dict[str, dict] = {}
     for stage in pipeline.stages:
         if stage.kind in ('train', 'test'):
@@ -215,6 +229,10 @@ def _check_stage(path: str, index: int, spec) -> dict:
     _expect_list(where, spec, 'depends_on')
     _expect_list(where, spec, 'outputs')
     _expect(where, spec, 'metric', str, 'a metric name of result.json, e.g. mIoU')
+    try:
+        spec['resources'] = check_resources(f"{where}: key 'resources'", spec.get('resources'))
+    except ResourceError as e:
+        raise PipelineError(str(e)) from None
     if kind in ('train', 'test'):
         config = spec.get('config')
         if isinstance(config, dict):
