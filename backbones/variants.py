@@ -57,6 +57,7 @@ VARIANTS = {
     'deit_small_distilled_patch16_224': _vit(DEIT, **_DEIT, **_SMALL, distilled=True),
     'deit_base_distilled_patch16_224': _vit(DEIT, **_DEIT, **_BASE, distilled=True),
 
+    'deit3_tiny_patch16_224': _vit(DEIT3, **_DEIT3, **_TINY),  # thesis Tables 6.12, 6.14 (ViT-T)
     'deit3_small_patch16_224': _vit(DEIT3, **_DEIT3, **_SMALL),
     'deit3_medium_patch16_224': _vit(DEIT3, **_DEIT3, **_MEDIUM),
     'deit3_base_patch16_224': _vit(DEIT3, **_DEIT3, **_BASE),
@@ -79,6 +80,13 @@ VARIANTS = {
     'cait_s24_224': _cait(384, 24, 8, 1e-5),
     'cait_s36_224': _cait(384, 36, 8, 1e-6),
     'cait_m36_384': _cait(768, 36, 16, 1e-6, img_size=384),
+    # the rest of CaiT Table 3 (M-48: thesis Table 3.16 only), and M-36 / M-48 at 224, the resolution every
+    # CaiT is trained at before its 384 / 448 fine-tuning (configs/pretrain/cait_*_in1k_400e.py)
+    'cait_xs36_224': _cait(288, 36, 6, 1e-6),
+    'cait_s48_224': _cait(384, 48, 8, 1e-6),
+    'cait_m24_224': _cait(768, 24, 16, 1e-5),
+    'cait_m36_224': _cait(768, 36, 16, 1e-6),
+    'cait_m48_224': _cait(768, 48, 16, 1e-6),
 
     # ResMLP-S12 / S24 / S36 (thesis Table 4.3: 15.4M / 30.0M / -) and B24/8, the official resmlpB_24 (129.1M)
     'resmlp_12': _resmlp(384, 12, 0.1),

@@ -271,6 +271,14 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         x = self.head_drop(self.fc_norm(x))
         return x if pre_logits else self.head(x)
 
+    def forward_heads(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Distilled model: (class logits, distillation logits) of images (B, 3, H, W), in train and eval mode
+        (``forward`` gives their mean in eval); the classifier combines them by its ``distill_inference``."""
+        if not self.distilled:
+            raise ValueError('forward_heads: this model has no distillation head (distilled=False)')
+        x = self.forward_features(x, prefix_only=True)
+        return self.head(self.head_drop(x[:, 0])), self.head_dist(self.head_drop(x[:, 1]))
+
     def forward(self, x: torch.Tensor):
         # class-token pooling reads only the prefix tokens: the last block need not update the patches
         return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))

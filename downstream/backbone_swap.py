@@ -20,8 +20,10 @@ ADAPTERS: Dict[str, Callable] = {'seg': adapt_upernet, 'det': adapt_mask_rcnn}
 _FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet'}
 
 
-def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None) -> None:
-    """Rewrite ``cfg`` in place to use backbone variant ``name`` and/or weights from ``checkpoint``."""
+def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None,
+                  keep_blocks: Optional[int] = None) -> None:
+    """Rewrite ``cfg`` in place to use backbone variant ``name`` and/or weights from ``checkpoint``;
+    ``keep_blocks``: load only the first k blocks of those weights (``backbones.checkpoint.load_checkpoint``)."""
     family = get_variant(name)['model'] if name is not None else None  # unknown names list the valid ones
     if checkpoint is not None and not osp.isfile(checkpoint):
         raise FileNotFoundError(f"--checkpoint '{checkpoint}' not found")
@@ -42,3 +44,13 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
         experiment = cfg.setdefault('experiment', {})
         experiment['pretrain'] = None  # now read from the checkpoint's own metadata
         experiment['checkpoint'] = checkpoint
+    if keep_blocks is not None:
+        init_cfg = backbone.get('init_cfg')
+        if not (isinstance(init_cfg, dict) and init_cfg.get('type') == 'Pretrained'):
+            raise ValueError(f'--keep-blocks {keep_blocks}: keeps the first blocks of pre-trained weights, and '
+                             'the backbone starts from none: pass --checkpoint PATH')
+        depth = variant_kwargs(backbone.arch).get('depth') if backbone.get('arch') else None
+        if keep_blocks < 0 or (depth is not None and keep_blocks > depth):
+            raise ValueError(f'--keep-blocks {keep_blocks}: expected a number of blocks from 0 to {depth} '
+                             f'({backbone.arch} has {depth})')
+        init_cfg['keep_blocks'] = keep_blocks

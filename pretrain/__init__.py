@@ -1,4 +1,4 @@
-"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, fine-tuning (full,
+"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, MoCo-v3, fine-tuning (full,
 attention-only, linear probe, resolution), as registered mmengine components run by tools/train.py.
 
 Importing the package registers everything in the ``vitbench`` scope.
@@ -11,17 +11,21 @@ from .export import BackboneExportHook
 from .extra_eval import ExtraSetsValLoop
 from .finetune import apply_trainable, trainable_names
 from .imagenet_variants import ImageNetReaL, ImageNetV2
+from .imagenet21k import ImageNet21k
 from .mae import MAE, MAEDecoder, random_masking
 from .mae_vis import MAEVisualizationHook
+from .mocov3 import MoCoMomentumHook, MoCoV3
 from .metrics import Accuracy, ReaLAccuracy, ReconstructionLoss
 from .preprocessor import ClsDataPreprocessor
 from .samplers import RepeatAugSampler
+from .ssl_transforms import GaussianBlur, MultiView, RandomColorJitter, RandomGrayscale, Solarize
 from .transforms import (ColorJitter, LoadImage, PackInputs, RandAugment, RandomHorizontalFlip, RandomResizedCrop,
                          ResizeCenterCrop, SimpleRandomCrop, ThreeAugment)
 
 __all__ = ['ImageClassifier', 'ClsLoss', 'MAE', 'MAEDecoder', 'DistilledMAE', 'random_masking', 'ImageNet',
-           'ImageNetV2', 'ImageNetReaL', 'ExtraSetsValLoop', 'ClsDataPreprocessor', 'RepeatAugSampler', 'Accuracy',
-           'ReaLAccuracy', 'ReconstructionLoss', 'BackboneExportHook',
+           'ImageNetV2', 'ImageNetReaL', 'ImageNet21k', 'ExtraSetsValLoop', 'ClsDataPreprocessor', 'RepeatAugSampler',
+           'Accuracy', 'ReaLAccuracy', 'ReconstructionLoss', 'BackboneExportHook',
            'MAEVisualizationHook', 'apply_trainable', 'trainable_names', 'LoadImage', 'RandomResizedCrop',
            'SimpleRandomCrop', 'ThreeAugment', 'ColorJitter', 'RandAugment', 'RandomHorizontalFlip',
-           'ResizeCenterCrop', 'PackInputs']
+           'ResizeCenterCrop', 'PackInputs', 'MoCoV3', 'MoCoMomentumHook', 'MultiView', 'RandomColorJitter',
+           'RandomGrayscale', 'GaussianBlur', 'Solarize']

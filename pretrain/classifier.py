@@ -1,5 +1,5 @@
 """ImageNet classification with any vitbench backbone: supervised pre-training (DeiT, DeiT III), DeiT
-distillation, and fine-tuning (full / attention-only / linear probe) from a pre-trained checkpoint.
+distillation, and fine-tuning (full / attention-only / FFN-only / linear probe) from a pre-trained checkpoint.
 
     model = dict(
         type='ImageClassifier',
@@ -68,12 +68,34 @@ class ClsLoss(nn.Module):
         return torch.sum(-targets * F.log_softmax(logits, dim=-1), dim=-1).mean()
 
 
-def distillation_loss(student: torch.Tensor, teacher: torch.Tensor, kind: str, tau: float) -> torch.Tensor:
-    """DeiT (Touvron et al., 2021) Eq. 2 / 3, as the official ``DistillationLoss``."""
+DISTILL_INFERENCE = ('softmax_sum', 'logit_mean')
+KL_NORMS = ('numel', 'batch')
+
+
+def distillation_loss(student: torch.Tensor, teacher: torch.Tensor, kind: str, tau: float,
+                      kl_norm: str = 'numel') -> torch.Tensor:
+    """DeiT (Touvron et al., 2021; thesis Eq. 3.2 / 3.3), as the official ``DistillationLoss``.
+
+    Soft: tau^2 * KL(softmax(teacher / tau) || softmax(student / tau)). ``kl_norm='numel'`` divides the summed
+    KL by batch x classes, as the official code ("the legacy PyTorch behaviour"); ``'batch'`` by the batch only,
+    the per-image KL of Eq. 3.2 (``numel`` makes the term 1/classes as large: 1000x on ImageNet).
+    """
     if kind == 'hard':
         return F.cross_entropy(student, teacher.argmax(dim=-1))
-    return F.kl_div(F.log_softmax(student / tau, dim=-1), F.log_softmax(teacher / tau, dim=-1),
-                    reduction='sum', log_target=True) * (tau * tau) / student.numel()
+    kl = F.kl_div(F.log_softmax(student / tau, dim=-1), F.log_softmax(teacher / tau, dim=-1),
+                  reduction='sum', log_target=True) * (tau * tau)
+    return kl / (student.numel() if kl_norm == 'numel' else student.shape[0])
+
+
+def joint_scores(logits: torch.Tensor, logits_dist: torch.Tensor, rule: str) -> torch.Tensor:
+    """Class scores of a two-head (distilled) model. ``'softmax_sum'``: the thesis' late fusion (§3.3, "we add
+    the softmax output by the two classifiers"), halved so that the scores stay probabilities;
+    ``'logit_mean'``: softmax of the mean of the two heads' logits, what the official code evaluates.
+    The two argmaxes can differ when the heads disagree: a saturated softmax caps a head's vote at 1, a logit
+    does not (tests/test_pretrain_recipes_deit_cait.py has such a case)."""
+    if rule == 'softmax_sum':
+        return (logits.float().softmax(dim=-1) + logits_dist.float().softmax(dim=-1)) / 2
+    return ((logits.float() + logits_dist.float()) / 2).softmax(dim=-1)
 
 
 @MODELS.register_module()
@@ -83,18 +105,25 @@ class ImageClassifier(TeacherMixin, BaseModel):
             global_pool='avg' for global pooling + fc_norm, ...) and optionally ``init_cfg``.
         num_classes: classes of the head.
         loss: :class:`ClsLoss` arguments.
-        trainable: 'all', 'attention' or 'linear' (see :mod:`pretrain.finetune`).
+        trainable: 'all', 'attention', 'ffn' or 'linear' (see :mod:`pretrain.finetune`).
         probe_norm: linear probe only: a BatchNorm without affine parameters before the head (MAE's probe).
-        distillation: DeiT distillation, ``dict(teacher=<teacher cfg>, kind='hard'|'soft', alpha=0.5,
-            tau=1.0)``. A distilled variant (``*_distilled_*``) trains its distillation head on the teacher;
-            any other backbone distils through its class head (CaiT's "hard distillation without token").
+        distillation: DeiT distillation, ``dict(teacher=<teacher cfg>, kind='hard'|'soft', alpha=..., tau=3.0,
+            kl_norm='numel')``. A distilled variant (``*_distilled_*``) trains its distillation head on the
+            teacher; any other backbone distils through its class head (CaiT's "hard distillation without token").
             loss = (1 - alpha) * loss(class head, labels) + alpha * distillation(dist head, teacher).
+            Defaults are the thesis' (§3.3): hard alpha 0.5; soft alpha (lambda) 0.1, tau 3.0 (the official
+            ``main.py`` defaults are alpha 0.5, tau 1.0 for both). ``kl_norm``: see :func:`distillation_loss`.
+        distill_inference: how a two-head (distilled) backbone scores in ``predict``: 'softmax_sum' (the
+            thesis) or 'logit_mean' (the official code); see :func:`joint_scores`. Single-head backbones ignore it.
     """
 
     def __init__(self, backbone: dict, num_classes: int = 1000, loss: Optional[dict] = None,
                  trainable: str = 'all', probe_norm: bool = False, distillation: Optional[dict] = None,
-                 data_preprocessor: Optional[dict] = None, init_cfg=None):
+                 distill_inference: str = 'softmax_sum', data_preprocessor: Optional[dict] = None, init_cfg=None):
         super().__init__(data_preprocessor=data_preprocessor, init_cfg=init_cfg)
+        if distill_inference not in DISTILL_INFERENCE:
+            raise ValueError(f'model.distill_inference must be one of {DISTILL_INFERENCE}, got {distill_inference!r}')
+        self.distill_inference = distill_inference
         self.backbone, self.arch, self.backbone_overrides = build_backbone(backbone, num_classes=num_classes)
         self.trainable = trainable
         self.trainable_names = apply_trainable(self.backbone, trainable)
@@ -109,9 +138,18 @@ class ImageClassifier(TeacherMixin, BaseModel):
         if distillation is not None:
             distillation = dict(distillation)
             teacher_cfg = distillation.pop('teacher')
-            self.distillation = dict(dict(kind='hard', alpha=0.5, tau=1.0), **distillation)
-            if self.distillation['kind'] not in ('hard', 'soft'):
-                raise ValueError(f"distillation kind must be 'hard' or 'soft', got {self.distillation['kind']!r}")
+            unknown = set(distillation) - {'kind', 'alpha', 'tau', 'kl_norm'}
+            if unknown:
+                raise ValueError(f'model.distillation: unknown keys {sorted(unknown)}; expected teacher, kind, '
+                                 'alpha, tau, kl_norm')
+            d = dict(dict(kind='hard', alpha=None, tau=3.0, kl_norm='numel'), **distillation)
+            if d['kind'] not in ('hard', 'soft'):
+                raise ValueError(f"model.distillation.kind must be 'hard' or 'soft', got {d['kind']!r}")
+            if d['kl_norm'] not in KL_NORMS:
+                raise ValueError(f"model.distillation.kl_norm must be one of {KL_NORMS}, got {d['kl_norm']!r}")
+            if d['alpha'] is None:
+                d['alpha'] = 0.5 if d['kind'] == 'hard' else 0.1
+            self.distillation = d
             self.set_teacher(build_teacher(teacher_cfg, num_classes=num_classes))
             if getattr(self.backbone, 'distilled', False):
                 self.backbone.set_distilled_training(True)
@@ -151,9 +189,13 @@ class ImageClassifier(TeacherMixin, BaseModel):
             teacher = self.teacher(inputs)
         d = self.distillation
         return dict(loss_cls=(1 - d['alpha']) * self.loss_module(logits, data_samples),
-                    loss_dist=d['alpha'] * distillation_loss(logits_dist, teacher.float(), d['kind'], d['tau']))
+                    loss_dist=d['alpha'] * distillation_loss(logits_dist, teacher.float(), d['kind'], d['tau'],
+                                                             d['kl_norm']))
 
     def predict(self, inputs: torch.Tensor, data_samples: Optional[dict] = None) -> List[dict]:
-        scores = self.logits(inputs).float().softmax(dim=-1)
+        if getattr(self.backbone, 'distilled', False):  # probe_norm is refused for two-head backbones
+            scores = joint_scores(*self.backbone.forward_heads(inputs), self.distill_inference)
+        else:
+            scores = self.logits(inputs).float().softmax(dim=-1)
         labels = data_samples['gt_label'] if data_samples is not None else [None] * len(scores)
         return [dict(pred_score=s, gt_label=y) for s, y in zip(scores, labels)]

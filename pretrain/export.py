@@ -51,14 +51,22 @@ def origin_of(experiment: dict, cfg) -> Tuple[dict, Optional[float]]:
     meta = _meta_of(checkpoint)
     hours = meta.get('device_hours')
     hours = float(hours) if isinstance(hours, numbers.Real) and not isinstance(hours, bool) else None
+    keep = _keep_blocks(cfg)  # only the first k pre-trained blocks loaded (MAE-lite's keep-first-k experiment)
     if experiment.get('pretrain'):
-        return dict(experiment['pretrain']), hours
+        return dict(experiment['pretrain'], **keep), hours
     if checkpoint is None:
         return dict(recipe='scratch', epochs=0, checkpoint=None), None
     pretrain = dict(recipe='unknown', epochs=None)
     pretrain.update(meta.get('pretrain') or {})
     pretrain['checkpoint'] = checkpoint
+    pretrain.update(keep)
     return pretrain, hours
+
+
+def _keep_blocks(cfg) -> dict:
+    init_cfg = cfg.get('model', {}).get('backbone', {}).get('init_cfg') or {}
+    keep = init_cfg.get('keep_blocks') if init_cfg.get('type') == 'Pretrained' else None
+    return {} if keep is None else dict(keep_blocks=int(keep))
 
 
 def _backbone_checkpoint(cfg) -> Optional[str]:

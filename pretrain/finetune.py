@@ -1,4 +1,5 @@
-"""Which backbone parameters a fine-tuning run trains: all, attention only, or the head only (linear probe).
+"""Which backbone parameters a fine-tuning run trains: all, attention only, FFN only, or the head only (linear
+probe).
 
 Attention-only ("Three things everyone should know about ViTs", §4; official ``main.py --attn-only``)
 trains:
@@ -10,6 +11,13 @@ trains:
 Frozen: the patch embedding (stem), class/distillation tokens, every LayerNorm (``norm1``, ``norm2``, the
 final ``norm`` / ``fc_norm``), the MLPs and the LayerScale factors.
 
+FFN-only (the "Three things" §4 / Tables 5 and 6 counterpart of attention-only) trains:
+  * the MLP of every block, ``blocks.<i>.mlp.{fc1,fc2}``, of *every branch* of parallel blocks
+    (``blocks.<i>.ffns.<j>.mlp.*``) and of CaiT's class-attention blocks (``blocks_token_only.<j>.mlp.*``);
+  * ``pos_embed`` and the ``head`` (+ ``head_dist``), as attention-only does, so that the two modes differ only
+    in which sub-layer they train (the paper does not list what else its FFN-only runs trained).
+Frozen: everything else, attention included.
+
 A linear probe trains ``head`` (and ``head_dist``) only. Frozen BatchNorm layers (hMLP stem) are kept in
 eval mode so their running statistics stay those of the checkpoint.
 """
@@ -18,10 +26,11 @@ from typing import List
 
 from torch import nn
 
-TRAINABLE = ('all', 'attention', 'linear')
+TRAINABLE = ('all', 'attention', 'ffn', 'linear')
 _HEADS = r'head(_dist)?\.'
 _PATTERNS = {
     'attention': re.compile(r'(^|\.)attn\.|^pos_embed$|^' + _HEADS),
+    'ffn': re.compile(r'(^|\.)mlp\.|^pos_embed$|^' + _HEADS),
     'linear': re.compile('^' + _HEADS),
 }
 

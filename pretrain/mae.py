@@ -100,26 +100,40 @@ def encoder_checks(vit: nn.Module, who: str) -> None:
 
 
 def encode_visible(vit: nn.Module, imgs: torch.Tensor, ids_keep: torch.Tensor,
-                   attn_layers: Sequence[int] = (), last_block: Optional[int] = None):
+                   attn_layers: Sequence[int] = (), last_block: Optional[int] = None,
+                   hidden_layers: Sequence[int] = ()):
     """Run ``vit`` on the visible tokens ``ids_keep`` only, the class token first.
 
-    Returns the normalised tokens (B, 1 + K, C) and ``{block index: pre-softmax attention logits}`` for the
-    blocks in ``attn_layers``. With ``last_block``, stops after that block (and returns no tokens).
+    Returns the normalised tokens (B, 1 + K, C) and the taps ``{'attn': {block: pre-softmax attention logits},
+    'hidden': {h: hidden state}}`` for the blocks in ``attn_layers`` and the hidden states in ``hidden_layers``.
+    Hidden state h (0 <= h <= depth) is MAE-lite's (official ``models_vit_distill``): the input of block h after
+    that block's first norm (``norm1``; h = 0: the embedded tokens), and for h = depth the output of the final
+    norm. With ``last_block``, stops after that block (and returns no tokens).
     """
+    depth = len(vit.blocks)
+    for h in hidden_layers:
+        if h < depth and not hasattr(vit.blocks[h], 'norm1'):
+            raise ValueError(f'hidden state {h} is the norm1 output of block {h}, and {type(vit.blocks[h]).__name__} '
+                             'has no norm1 (parallel blocks have one norm per branch)')
     x, grid = vit.patch_embed(imgs)
     pos = resample_pos_embed(vit.pos_embed, grid, vit.grid_size, vit.pos_embed_prefix)
     x = gather_tokens(x + pos[:, vit.pos_embed_prefix:], ids_keep)
     cls = vit.cls_token + pos[:, :1] if vit.pos_embed_prefix else vit.cls_token
     x = torch.cat([cls.expand(x.shape[0], -1, -1), x], dim=1)
-    attn = {}
+    taps = dict(attn={}, hidden={})
     for i, blk in enumerate(vit.blocks):
+        if i in hidden_layers:
+            taps['hidden'][i] = blk.norm1(x)
         if i in attn_layers:
-            x, attn[i] = blk(x, return_attn='logits')
+            x, taps['attn'][i] = blk(x, return_attn='logits')
         else:
             x = blk(x)
         if i == last_block:
-            return None, attn
-    return vit.norm(x), attn
+            return None, taps
+    x = vit.norm(x)
+    if depth in hidden_layers:
+        taps['hidden'][depth] = x
+    return x, taps
 
 
 # ---------------------------------------------------------------------------------------------- modules
@@ -194,13 +208,15 @@ class MAE(BaseModel):
         vit.pos_embed.data.copy_(sincos_pos_embed(vit.embed_dim, vit.grid_size, vit.pos_embed_prefix))
         vit.pos_embed.requires_grad_(False)
 
-    def encode(self, imgs: torch.Tensor, generator: Optional[torch.Generator] = None, attn_layers=()):
-        """Mask, encode the visible tokens, decode. Returns pred, mask, ids_keep, attention logits."""
+    def encode(self, imgs: torch.Tensor, generator: Optional[torch.Generator] = None, attn_layers=(),
+               hidden_layers=()):
+        """Mask, encode the visible tokens, decode. Returns pred, mask, ids_keep and the encoder's taps
+        (attention logits and hidden states, :func:`encode_visible`)."""
         grid = (imgs.shape[-2] // self.patch_size, imgs.shape[-1] // self.patch_size)
         ids_keep, mask, ids_restore = random_masking(imgs.shape[0], grid[0] * grid[1], self.mask_ratio,
                                                      imgs.device, generator)
-        latent, attn = encode_visible(self.backbone, imgs, ids_keep, attn_layers)
-        return self.decoder(latent, ids_restore, grid), mask, ids_keep, attn
+        latent, taps = encode_visible(self.backbone, imgs, ids_keep, attn_layers, hidden_layers=hidden_layers)
+        return self.decoder(latent, ids_restore, grid), mask, ids_keep, taps
 
     def reconstruction_loss(self, imgs: torch.Tensor, pred: torch.Tensor, mask: torch.Tensor,
                             per_sample: bool = False) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """Batch-level preprocessing of classification data: normalisation, then (training only) Mixup / CutMix and
-random erasing, all on the whole batch as mmpretrain does.
+random erasing, all on the whole batch as mmpretrain does. A batch of several views per image
+(B, views, 3, H, W) is normalised view by view.
 
 Mixup/CutMix are timm's; they produce soft targets ``data_samples['gt_score']`` (B, num_classes) next to
 the hard ``gt_label``. Label smoothing is left to the loss (:class:`pretrain.classifier.ClsLoss`), which
@@ -41,6 +42,14 @@ class ClsDataPreprocessor(ImgDataPreprocessor):
         self.erasing = RandomErasing(erase_prob, mode='pixel', device='cpu') if erase_prob > 0 else None
 
     def forward(self, data: dict, training: bool = False) -> dict:
+        inputs = data['inputs']
+        if isinstance(inputs, torch.Tensor) and inputs.dim() == 5:  # (B, views, 3, H, W): normalise every view
+            if self.mixup is not None or self.erasing is not None:
+                raise ValueError('ClsDataPreprocessor: Mixup / CutMix / random erasing act on single-view batches, '
+                                 f'got {inputs.shape[1]} views per image (MultiView): set them to 0')
+            data = super().forward(dict(data, inputs=inputs.flatten(0, 1)), training)
+            data['inputs'] = data['inputs'].unflatten(0, inputs.shape[:2])
+            return data
         data = super().forward(data, training)
         if not training:
             return data

@@ -190,10 +190,15 @@ class ResizeCenterCrop(_PILTransform):
 
 @TRANSFORMS.register_module()
 class PackInputs:
-    """PIL image -> ``inputs`` (uint8 tensor, 3 x H x W) and ``data_samples`` (label, file path)."""
+    """PIL image -> ``inputs`` (uint8 tensor, 3 x H x W) and ``data_samples`` (label, file path); a list of
+    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W."""
+
+    @staticmethod
+    def _chw(img) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(np.asarray(img, dtype=np.uint8).transpose(2, 0, 1)))
 
     def __call__(self, results: dict) -> dict:
-        img = np.asarray(results['img'], dtype=np.uint8)
-        inputs = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+        img = results['img']
+        inputs = torch.stack([self._chw(v) for v in img]) if isinstance(img, (list, tuple)) else self._chw(img)
         return dict(inputs=inputs, data_samples=dict(gt_label=torch.tensor(results['gt_label']),
                                                      img_path=results['img_path']))

@@ -17,6 +17,7 @@ from torch import nn
 
 # vitbench variant -> (timm model, extra timm arguments) where timm has no model of that exact name
 TIMM_EQUIVALENT = {
+    'deit3_tiny_patch16_224': ('deit3_small_patch16_224', dict(embed_dim=192, num_heads=3)),
     'deit3_small_patch16_36': ('vit_small_patch16_36x1_224', dict(no_embed_class=True, init_values=1e-4)),
     'deit3_base_patch16_36': ('vit_small_patch16_36x1_224',
                               dict(embed_dim=768, num_heads=12, no_embed_class=True, init_values=1e-4)),
@@ -24,6 +25,11 @@ TIMM_EQUIVALENT = {
     'deit3_base_patch16_18x2': ('vit_base_patch16_18x2_224', dict(no_embed_class=True, init_values=1e-4)),
     'cait_xs24_224': ('cait_xs24_384', {}),
     'cait_s36_224': ('cait_s36_384', {}),
+    'cait_xs36_224': ('cait_xs24_384', dict(depth=36, init_values=1e-6)),
+    'cait_s48_224': ('cait_s36_384', dict(depth=48)),
+    'cait_m24_224': ('cait_m36_384', dict(depth=24, init_values=1e-5)),
+    'cait_m36_224': ('cait_m36_384', {}),
+    'cait_m48_224': ('cait_m48_448', {}),
     'vit_tiny12h_patch16_224': ('vit_tiny_patch16_224', dict(num_heads=12)),
     'vit_demo_patch8_64': ('vit_tiny_patch16_224', dict(patch_size=8)),
 }

@@ -66,6 +66,11 @@ PAPER_PARAMS = [
     ('cait_s24_224', {}, 46.9, 'CaiT Table 3'),
     ('cait_s36_224', {}, 68.2, 'CaiT Table 3'),
     ('cait_m36_384', dict(img_size=224), 270.9, 'CaiT Table 3 (counted at 224)'),
+    ('cait_xs36_224', {}, 38.6, 'CaiT Table 3'),
+    ('cait_s48_224', {}, 89.5, 'CaiT Table 3'),
+    ('cait_m24_224', {}, 185.9, 'CaiT Table 3'),
+    ('cait_m36_224', {}, 270.9, 'CaiT Table 3'),
+    ('cait_m48_224', {}, 356.0, 'thesis Table 3.17 (356M)'),
 ]
 
 

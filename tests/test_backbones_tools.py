@@ -18,7 +18,7 @@ def _tool(name):
 def test_list_backbones(capsys):
     rows = _tool('list_backbones').main(['deit3_*', '--no-flops'])
     out = capsys.readouterr().out
-    assert [r['name'] for r in rows] == sorted(r['name'] for r in rows) and len(rows) == 9
+    assert [r['name'] for r in rows] == sorted(r['name'] for r in rows) and len(rows) == 10  # T S M B L H; S and B as 36 blocks and 18x2
     assert 'deit3_base_patch16_18x2' in out and '18x2' in out and '256.73' in out
     (demo,) = _tool('list_backbones').main(['vit_demo*'])
     assert demo['gflops'] > 0 and demo['resolution'] == 64

@@ -203,8 +203,7 @@ def test_paper_numbers_match_the_sources():
 def test_paper_variants_are_named_variants():
     from backbones.factory import list_models
     names = set(list_models())
-    variants = [r.backbone.split(' (')[1].rstrip(')')
-                for t in load_paper_tables() for r in t.rows if ' (' in r.backbone]
+    variants = [r.variant for t in load_paper_tables() for r in t.rows if r.variant]
     assert variants and set(variants) <= names
 
 

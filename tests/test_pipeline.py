@@ -467,7 +467,7 @@ def test_demo_pipeline_swaps_the_backbone_of_every_experiment():
 
 @pytest.mark.parametrize('config, backbones, n_stages', [
     ('configs/pipelines/paper_deit3.py', ['deit3_small_patch16_224', 'deit3_base_patch16_224'], 31),
-    ('configs/pipelines/paper_maelite.py', ['vit_tiny12h_patch16_224'], 25),
+    ('configs/pipelines/paper_maelite.py', ['vit_tiny12h_patch16_224'], 45),
 ])
 def test_paper_pipelines_are_consistent(config, backbones, n_stages):
     pipeline = load_pipeline(config)

@@ -139,6 +139,75 @@ def test_teacher_sees_the_same_visible_patches_and_stays_out_of_checkpoints(twin
 
 def test_layer_pairs():
     assert layer_pairs([-1], 12, 12) == [(11, 11)]
+    assert layer_pairs('all', 3, 3) == [(0, 0), (1, 1), (2, 2)]
+    assert layer_pairs('all', 3, 6) == [(0, 1), (1, 3), (2, 5)] and layer_pairs('all', 4, 2) == [(0, 0), (1, 0), (2, 1),
+                                                                                              (3, 1)]
     assert layer_pairs([(5, 11), 3], 6, 12) == [(5, 11), (3, 3)]
     with pytest.raises(ValueError, match='out of range for the student'):
         layer_pairs([6], 6, 12)
+
+
+# ------------------------------------------------------------------------- distilled MAE: hidden states
+def hidden_twin(tmp_path, **kwargs):
+    """A student whose teacher has its weights, distilling hidden states 3 and 6 (the final norm) only."""
+    torch.manual_seed(0)
+    mae = MAE(dict(arch=DEMO), decoder=LITE_DECODER)
+    path = save_checkpoint(str(tmp_path / 'teacher.pth'), mae.backbone, arch=DEMO)
+    torch.manual_seed(0)
+    return DistilledMAE(dict(arch=DEMO), teacher=dict(checkpoint=path), decoder=LITE_DECODER, distill_layers=[],
+                        distill_hidden_layers=[3, -1], **kwargs)
+
+
+def test_hidden_states_are_the_official_ones():
+    """h < depth: block h's norm1 of its input (h = 0: the embedded tokens); h = depth: the final norm's output."""
+    model = MAE(dict(arch=DEMO), decoder=LITE_DECODER).eval()
+    vit, imgs = model.backbone, torch.randn(2, 3, 64, 64)
+    ids_keep, _, _ = random_masking(2, 64, 0.75)
+    with torch.no_grad():
+        out, taps = encode_visible(vit, imgs, ids_keep, hidden_layers=[0, 2, 6])
+        tokens, _ = vit.patch_embed(imgs)
+        x = torch.cat([vit.cls_token.expand(2, -1, -1) + vit.pos_embed[:, :1],
+                       (tokens + vit.pos_embed[:, 1:]).gather(1, ids_keep[..., None].expand(-1, -1, 192))], dim=1)
+        torch.testing.assert_close(taps['hidden'][0], vit.blocks[0].norm1(x))
+        x = vit.blocks[1](vit.blocks[0](x))
+        torch.testing.assert_close(taps['hidden'][2], vit.blocks[2].norm1(x))
+    assert taps['hidden'][6] is out and taps['attn'] == {}
+
+
+def test_hidden_loss_is_zero_for_identical_models_and_trains_adapter_and_student_only(tmp_path):
+    model = hidden_twin(tmp_path)
+    assert model.hidden_pairs == [(3, 3), (6, 6)] and model.pairs == [] and len(model.head_maps) == 0
+    with torch.no_grad():
+        for adapter in model.hidden_adapters:
+            adapter.weight.copy_(torch.eye(192))
+    imgs = torch.randn(2, 3, 64, 64)
+    losses = model(imgs, mode='loss')
+    assert set(losses) == {'loss_rec', 'loss_hidden_s3_t3', 'loss_hidden_s6_t6'}
+    assert losses['loss_hidden_s3_t3'].item() == pytest.approx(0., abs=1e-10)
+    assert losses['loss_hidden_s6_t6'].item() == pytest.approx(0., abs=1e-10)
+    with torch.no_grad():
+        model.hidden_adapters[0].weight.add_(0.05 * torch.randn(192, 192))
+    losses = model(imgs, mode='loss')
+    assert losses['loss_hidden_s3_t3'] > 0 and losses['loss_hidden_s6_t6'].item() == pytest.approx(0., abs=1e-10)
+    losses['loss_hidden_s3_t3'].backward()
+    assert model.hidden_adapters[0].weight.grad.abs().sum() > 0  # the adapter ...
+    assert model.backbone.blocks[2].mlp.fc2.weight.grad.abs().sum() > 0  # ... and the student below block 3
+    assert model.backbone.blocks[3].mlp.fc2.weight.grad is None  # nothing above the distilled state
+    assert model.decoder.pred.weight.grad is None
+    assert all(p.grad is None and not p.requires_grad for p in model.teacher.parameters())  # never the teacher
+
+
+def test_hidden_distillation_with_a_wider_teacher_and_both_targets(tmp_path):
+    teacher = save_checkpoint(str(tmp_path / 'wide.pth'), MAE(dict(arch=DEMO, embed_dim=256, num_heads=4, depth=4),
+                                                              decoder=LITE_DECODER).backbone,
+                              arch=DEMO, overrides=dict(embed_dim=256, num_heads=4, depth=4))
+    model = DistilledMAE(dict(arch=DEMO), teacher=dict(checkpoint=teacher), decoder=LITE_DECODER,
+                         distill_layers=[(5, 3)], distill_hidden_layers=[(6, 4), (1, 2)], hidden_alpha=0.5)
+    assert [tuple(a.weight.shape) for a in model.hidden_adapters] == [(256, 192), (256, 192)]
+    losses = model(torch.randn(2, 3, 64, 64), mode='loss')
+    assert {'loss_attn_s5_t3', 'loss_hidden_s6_t4', 'loss_hidden_s1_t2'} <= set(losses)
+    with pytest.raises(ValueError, match='distill_hidden_layers: hidden state 5 is out of range for the teacher'):
+        DistilledMAE(dict(arch=DEMO), teacher=dict(checkpoint=teacher), decoder=LITE_DECODER,
+                     distill_hidden_layers=[(0, 5)])
+    with pytest.raises(ValueError, match='both empty'):
+        DistilledMAE(dict(arch=DEMO), teacher=dict(checkpoint=teacher), decoder=LITE_DECODER, distill_layers=[])

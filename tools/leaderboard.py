@@ -6,11 +6,16 @@ value of each column marked, conflicting duplicate runs listed, paper reference 
     python tools/leaderboard.py work_dirs/demo --out work_dirs/demo/leaderboard.html   # format from the name
     python tools/leaderboard.py work_dirs/a work_dirs/b --format csv --out board.csv
     python tools/leaderboard.py work_dirs/demo --baseline scratch                # + paired Δ vs scratch
+    python tools/leaderboard.py work_dirs/paper --check-reproduction 0.3   # exit 1 if a linked cell is off by > 0.3
+
+Measured cells that are the same experiment as a paper row (its config, variant and epochs) show the paper's
+number and Δ beside them; --check-reproduction TOL lists those whose |Δ| exceeds TOL (points) and exits 1 if any.
 """
 import argparse
 import sys
 
 from vitbench.results.paper import load_paper_tables
+from vitbench.results.reproduction import beyond, check_lines, link_reported
 from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
 from vitbench.results.table import LeaderboardError, build_table
 
@@ -25,12 +30,38 @@ def parse_args(argv=None):
     parser.add_argument('--baseline', metavar='NAME',
                         help='add the paired Δ of every row against this one: a pre-training recipe (e.g. scratch: '
                         "each backbone's scratch row) or a backbone (its row of the same recipe)")
+    parser.add_argument('--check-reproduction', type=_tolerance, metavar='TOL',
+                        help='instead of the leaderboard: list every measured cell linked to a paper row whose '
+                        '|measured - reported| exceeds TOL points; exit status 1 if there is one')
     return parser.parse_args(argv)
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        raise argparse.ArgumentTypeError(f'{text!r}: expected a tolerance >= 0 in points of the metric, e.g. 0.3')
+    return value
+
+
+def check_reproduction(runs, tolerance: float) -> int:
+    """The linked cells beyond ``tolerance`` on stdout; 1 if any, else 0."""
+    links = link_reported(build_table(runs), load_paper_tables())
+    for line in check_lines(links, tolerance):
+        print(line)
+    if not links:
+        print(f'warning: no measured cell under {" ".join(runs)} is the same experiment as a paper row (a run of a '
+              'config that vitbench/results/paper_results.yaml names, with its variant and epochs)', file=sys.stderr)
+    return 1 if beyond(links, tolerance) else 0
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        if args.check_reproduction is not None:
+            return check_reproduction(args.runs, args.check_reproduction)
         fmt = args.format or (format_of(args.out) if args.out else 'md')
         if args.out:
             table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper, baseline=args.baseline)

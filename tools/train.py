@@ -2,7 +2,7 @@
 """Train any vitbench experiment (pretraining, fine-tuning, segmentation, detection, transfer) with
 mmengine's Runner.
 
-    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp] [--cfg-options K=V ...]
+    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp [auto]] [--cfg-options K=V ...]
     torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch
 """
 import argparse
@@ -21,6 +21,9 @@ def parse_args(argv=None):
                         'with a path, from that checkpoint')
     parser.add_argument('--checkpoint', dest='backbone_checkpoint', metavar='PATH',
                         help='initialise the backbone from this checkpoint (any supported format)')
+    parser.add_argument('--keep-blocks', type=int, metavar='K',
+                        help='load only the first K blocks of the backbone weights and re-initialise the rest '
+                        '(MAE-lite keep-first-k-blocks; recorded as pretrain.keep_blocks in result.json)')
     parser.add_argument('--amp', nargs='?', const='on', choices=('on', 'auto'),
                         help='automatic mixed precision (float16 on GPU, bfloat16 on CPU); refused where it cannot '
                         "run or would be slower. '--amp auto': mixed precision where it is available and faster, "

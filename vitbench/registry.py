@@ -44,14 +44,17 @@ def _child(name, parent, locations=()):
 
 RUNNERS = _child('runner', MMENGINE_RUNNERS)
 LOOPS = _child('loop', MMENGINE_LOOPS, ['pretrain.extra_eval'])
-HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'downstream.transfer.hooks',
-                                        'vitbench.experiment.result_record', 'vitbench.engine.run_state'])
-DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'downstream.transfer',
+HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'pretrain.mocov3',
+                                        'downstream.transfer.hooks', 'vitbench.experiment.result_record',
+                                        'vitbench.engine.run_state'])
+DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'pretrain.imagenet21k',
+                                                 'downstream.transfer',
                                                  'downstream.seg.datasets', 'downstream.det.datasets'])
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])
-TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'downstream.transfer.transforms'])
+TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'pretrain.ssl_transforms',
+                                                     'downstream.transfer.transforms'])
 MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'pretrain.classifier', 'pretrain.preprocessor',
-                                           'pretrain.mae', 'pretrain.dmae', 'downstream.det.neck'])
+                                           'pretrain.mae', 'pretrain.dmae', 'pretrain.mocov3', 'downstream.det.neck'])
 MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS)
 WEIGHT_INITIALIZERS = _child('weight initializer', MMENGINE_WEIGHT_INITIALIZERS)
 OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS, ['pretrain.optim'])

@@ -7,7 +7,8 @@ After the keys are renamed (``formats.py``) the state dict is adapted to the mod
 - a classifier head of another size is dropped, the model keeps a fresh head;
 - parts the model deliberately does not have (head of a backbone, final norm of an fc_norm model, CaiT's
   class-attention stage of a dense trunk) are dropped;
-- a head or fc_norm missing from the checkpoint (e.g. MAE pre-training) stays freshly initialised.
+- a head or fc_norm missing from the checkpoint (e.g. MAE pre-training) stays freshly initialised;
+- with ``keep_blocks=k`` only the embedding and the first k blocks are loaded (the rest stays fresh).
 Anything else that does not match raises :class:`CheckpointError` listing missing, unexpected and
 mis-shaped keys, with a hint when the cause is recognisable.
 """
@@ -141,11 +142,35 @@ def _listing(title, keys, limit=12):
     return f'  {title} ({len(keys)}): {", ".join(keys[:limit])}{more}'
 
 
+def _keep_first_blocks(model: nn.Module, sd: Dict[str, torch.Tensor], keep_blocks, notes: List[str]) -> None:
+    """Drop from ``sd`` everything above the first ``keep_blocks`` blocks: the later blocks and what follows them
+    (final norm, class-attention stage, head), by the layer ids of layer-wise decay (``get_layer_id``: 0 for the
+    embedding, i + 1 for block i). The model keeps its fresh initialisation there."""
+    depth = len(model.blocks)
+    if isinstance(keep_blocks, bool) or not isinstance(keep_blocks, int) or not 0 <= keep_blocks <= depth:
+        raise ValueError(f'keep_blocks={keep_blocks!r}: expected the number of leading blocks to load, a whole '
+                         f'number from 0 to {depth} (the model has {depth} blocks)')
+    above = [k for k in sd if model.get_layer_id(k) > keep_blocks]
+    dropped = sorted({'.'.join(k.split('.')[:2]) if k.startswith(('blocks.', 'blocks_token_only.'))
+                      else k.split('.')[0] for k in above}, key=lambda n: (n.split('.')[0], int(n.split('.')[-1]) if n[-1].isdigit() else 0))
+    if keep_blocks == depth or not dropped:
+        notes.append(f'keep_blocks={keep_blocks}: all {depth} blocks loaded')
+        return
+    for k in above:
+        del sd[k]
+    notes.append(f'keep_blocks={keep_blocks}: the embedding and blocks 0-{keep_blocks - 1} loaded, left freshly '
+                 f'initialised: {dropped}' if keep_blocks else
+                 f'keep_blocks=0: only the embedding loaded, left freshly initialised: {dropped}')
+
+
 def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = None,
-                    verbose: bool = True) -> LoadReport:
+                    verbose: bool = True, keep_blocks: Optional[int] = None) -> LoadReport:
     """Load ``checkpoint`` into ``model`` (a vitbench backbone of any family); see the module docstring.
 
     ``prefix`` selects a sub-module of the checkpoint (mmengine's ``Pretrained`` init_cfg option).
+    ``keep_blocks``: load only the embedding and the first k blocks; later blocks, the final norm and the head
+    keep the model's fresh initialisation (MAE-lite's keep-first-k-blocks experiment). The whole checkpoint is
+    still checked against the model first.
     Returns a :class:`LoadReport` (detected format and notes); the notes are also logged.
     """
     ck = to_canonical(read_checkpoint(checkpoint), str(checkpoint), prefix)
@@ -179,6 +204,8 @@ def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = N
     if fresh:
         notes.append(f'not in the checkpoint, left freshly initialised: {fresh}')
 
+    if keep_blocks is not None:
+        _keep_first_blocks(model, sd, keep_blocks, notes)
     with torch.no_grad():
         model.load_state_dict(sd, strict=False)
     model._is_init = True  # mmengine must not re-initialise loaded weights
@@ -190,7 +217,8 @@ def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = N
 
 
 def init_from_cfg(model: nn.Module) -> bool:
-    """Apply a ``dict(type='Pretrained', checkpoint=..., prefix=...)`` init_cfg with :func:`load_checkpoint`.
+    """Apply a ``dict(type='Pretrained', checkpoint=..., prefix=..., keep_blocks=...)`` init_cfg with
+    :func:`load_checkpoint`.
 
     Other init_cfg entries given alongside run first through mmengine. Returns False when there is no
     Pretrained entry (the caller then falls back to mmengine's default behaviour).
@@ -208,5 +236,5 @@ def init_from_cfg(model: nn.Module) -> bool:
     cfg = pretrained[0]
     if 'checkpoint' not in cfg:
         raise ValueError(f"init_cfg {cfg} needs a 'checkpoint' path")
-    load_checkpoint(model, cfg['checkpoint'], prefix=cfg.get('prefix'))
+    load_checkpoint(model, cfg['checkpoint'], prefix=cfg.get('prefix'), keep_blocks=cfg.get('keep_blocks'))
     return True

@@ -4,7 +4,7 @@
   would train without complaint and report a top-5 over classes that do not exist; a head narrower than the
   labels fails deep inside the loss. Both stop here with the two numbers and where they come from.
 * ``experiment.eval`` (result.json's ``eval``) is the fine-tuning mode the built model really uses:
-  ``full``, ``attention`` or ``linear`` (read from ``model.trainable``, so a ``--cfg-options`` override of
+  ``full``, ``attention``, ``ffn`` or ``linear`` (read from ``model.trainable``, so a ``--cfg-options`` override of
   the mode cannot leave a wrong record). The same names as the ``finetune.mode`` of an exported backbone.
 """
 from mmengine.hooks import Hook
@@ -12,7 +12,7 @@ from mmengine.model import is_model_wrapper
 
 from vitbench.registry import HOOKS
 
-MODES = dict(all='full', attention='attention', linear='linear')
+MODES = dict(all='full', attention='attention', ffn='ffn', linear='linear')
 
 
 def _model(runner):

@@ -4,6 +4,7 @@ import argparse
 import datetime
 import os
 import os.path as osp
+import subprocess
 import sys
 
 import torch
@@ -57,9 +58,10 @@ def load_config(args: argparse.Namespace):
         raise ConfigError(f'--cfg-options {args.cfg_options} could not be applied to {args.config}: {e}') from e
 
     checkpoint = getattr(args, 'backbone_checkpoint', None)
-    if args.backbone or checkpoint:
+    keep_blocks = getattr(args, 'keep_blocks', None)
+    if args.backbone or checkpoint or keep_blocks is not None:
         try:
-            swap_backbone(cfg, args.backbone, checkpoint)
+            swap_backbone(cfg, args.backbone, checkpoint, keep_blocks)
         except (KeyError, ValueError, FileNotFoundError) as e:
             raise ConfigError(f'{args.config}: {e.args[0] if e.args else e}') from e
     problems = config_problems(cfg, args.cfg_options or {}, keys_before)
@@ -102,15 +104,28 @@ def _check_checkpoints_to_load(args: argparse.Namespace, cfg) -> None:
 
 
 def _prepare_cpu_distributed(cfg, launcher: str) -> None:
-    """Distributed training without GPUs (gloo), e.g. ``torchrun --nproc_per_node 2 ... --launcher pytorch``.
+    """Distributed training without GPUs (gloo), e.g. ``torchrun --nproc_per_node 2 ... --launcher pytorch``, or
+    tasks started by srun with ``--launcher slurm``.
 
     mmengine 0.10.7 assumes CUDA here: ``init_dist`` calls ``torch.cuda.set_device`` and the DDP wrapper
     gets ``device_ids=[LOCAL_RANK]``, both of which fail for CPU modules. We start the process group
     ourselves (the Runner then skips its own init) and give DDP ``device_ids=None``.
     """
-    if launcher != 'pytorch':
+    if launcher == 'slurm':  # what mmengine's slurm launcher derives on GPUs, from srun's variables
+        missing = [v for v in ('SLURM_PROCID', 'SLURM_NTASKS', 'SLURM_NODELIST') if v not in os.environ]
+        if missing:
+            raise ConfigError(f'--launcher slurm: {missing[0]} is not set; start the run with srun (one task per '
+                              'process), e.g. through tools/pipeline.py --executor slurm')
+        os.environ.update(RANK=os.environ['SLURM_PROCID'], WORLD_SIZE=os.environ['SLURM_NTASKS'],
+                          LOCAL_RANK=os.environ.get('SLURM_LOCALID', '0'))
+        os.environ.setdefault('MASTER_PORT', '29500')
+        if 'MASTER_ADDR' not in os.environ:  # the first node; this one when there is one
+            os.environ['MASTER_ADDR'] = '127.0.0.1' if os.environ.get('SLURM_NNODES') == '1' else subprocess.getoutput(
+                f"scontrol show hostnames {os.environ['SLURM_NODELIST']} | head -n1")
+    elif launcher != 'pytorch':
         raise ConfigError(f"--launcher {launcher} needs CUDA GPUs; without GPUs use "
-                          "'torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch'")
+                          "'torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch' or srun with "
+                          '--launcher slurm')
     if not dist.is_initialized():
         timeout = cfg.get('env_cfg', {}).get('dist_cfg', {}).get('timeout')
         kwargs = {} if timeout is None else dict(timeout=datetime.timedelta(seconds=timeout))

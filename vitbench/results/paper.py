@@ -2,6 +2,11 @@
 
 Each source table of the papers becomes one :class:`~vitbench.results.table.Table` with the same column kinds
 as the measured table, so the two read alike; they are rendered in their own section and never merged.
+
+A row may name the configs that reproduce it (``config``: one path or a list, as ``configs/<folder>/<name>.py``),
+with its ``variant``, ``recipe`` (the measured rows' pre-training label: supervised, mae, ...) and ``epochs``
+(of the pre-training); :mod:`vitbench.results.reproduction` then sets the measured cells of those runs beside
+it. Rows that name the same config, variant, recipe and epochs are one experiment: they must agree.
 """
 import math
 import os.path as osp
@@ -13,7 +18,7 @@ from .schema import KINDS
 from .table import Column, LeaderboardError, Row, Table, sorted_columns
 
 PAPER_RESULTS = osp.join(osp.dirname(osp.abspath(__file__)), 'paper_results.yaml')
-_ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note')
+_ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe')
 _TABLE_KEYS = ('id', 'source', 'note', 'rows')
 
 
@@ -55,7 +60,27 @@ def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
         rows = [_row(r, f'{where} rows[{i}]') for i, r in enumerate(spec['rows'])]
         tables.append(Table(rows, sorted_columns(c for r in rows for c in r.values), title=spec['source'],
                             note=(spec.get('note') or '').strip(), id=spec['id']))
+    _check_links(path, tables)
     return tables
+
+
+def _check_links(path: str, tables: List[Table]) -> None:
+    """Two rows that name the same experiment (config, variant, recipe, epochs) must not report different
+    values."""
+    seen = {}
+    for table in tables:
+        for row in table.rows:
+            for config in row.configs:
+                for column, value in row.values.items():
+                    key = (config, row.variant, row.link_recipe, row.epochs, column)
+                    if key in seen and abs(seen[key][0] - value) > 1e-9:
+                        other_value, other = seen[key]
+                        raise LeaderboardError(
+                            f"{path}: {config} ({row.variant}, {row.link_recipe}, {row.epochs} epochs), "
+                            f"{column.label}: table "
+                            f"'{other}' reports {other_value}, table '{table.id}' ({row.backbone}) {value}; "
+                            'one experiment, one number: link the config to one of them')
+                    seen.setdefault(key, (value, table.id))
 
 
 def _row(spec, where: str) -> Row:
@@ -80,9 +105,28 @@ def _row(spec, where: str) -> Row:
             raise LeaderboardError(f'{where}: key {key!r} is {spec[key]!r}, expected a number')
     if spec.get('epochs') is not None and not isinstance(spec['epochs'], int):
         raise LeaderboardError(f"{where}: key 'epochs' is {spec['epochs']!r}, expected an integer")
+    configs = _configs(spec, where)
     model = spec['model'] + (f" ({spec['variant']})" if spec.get('variant') else '')
     return Row(model, str(spec.get('pretrain') or ''), spec.get('epochs'), params_M=spec.get('params_M'),
-               gflops=spec.get('gflops'), values=values, note=str(spec.get('note') or ''))
+               gflops=spec.get('gflops'), values=values, note=str(spec.get('note') or ''),
+               variant=str(spec.get('variant') or ''), configs=configs, link_recipe=str(spec.get('recipe') or ''))
+
+
+def _configs(spec: dict, where: str) -> tuple:
+    """The row's ``config``: one path or a list, each 'configs/<folder>/<name>.py'; a linked row needs its variant,
+    recipe and epochs (what a measured row must match besides the config)."""
+    configs = spec.get('config')
+    if configs is None:
+        return ()
+    configs = [configs] if isinstance(configs, str) else configs
+    if not isinstance(configs, list) or not configs or not all(
+            isinstance(c, str) and c.startswith('configs/') and c.endswith('.py') for c in configs):
+        raise LeaderboardError(f"{where}: key 'config' is {spec['config']!r}, expected a config path "
+                               "'configs/<folder>/<name>.py' or a list of them")
+    for key in ('variant', 'recipe', 'epochs'):
+        if spec.get(key) is None:
+            raise LeaderboardError(f"{where}: a row with 'config' needs '{key}' (a measured row must match it)")
+    return tuple(configs)
 
 
 def _finite(value) -> bool:

@@ -3,7 +3,9 @@
 Every format keeps the measured table and the paper reference tables apart: Markdown and HTML in their own
 sections, CSV in a ``section`` column (``measured`` rows first, then ``paper: <table id>``). A cell measured
 over several seeds reads ``mean ± std (n=k)`` (the 95 % interval in the HTML tooltip and in the CSV); with a
-``baseline``, the paired Δ of every row against it follows the measured table.
+``baseline``, the paired Δ of every row against it follows the measured table. A measured cell that is the same
+experiment as a paper row (:mod:`vitbench.results.reproduction`) reads ``value (paper X, Δ d)``, and a "Reported
+vs reproduced" table lists those cells with their sources.
 """
 import base64
 import csv
@@ -15,6 +17,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from vitbench.fileio import atomic_write_text
 
 from .baseline import Deltas, paired_deltas
+from .reproduction import (CSV_FIELDS, csv_cells, fmt_reported, html_section, link_reported, links_by_cell,
+                           markdown_section)
 from .stats import Summary
 from .table import Column, Row, Table
 
@@ -89,8 +93,9 @@ def _is_text(index: int, header: List[str]) -> bool:
     return index < 2 or header[index] == 'note'
 
 
-def _cells(table: Table, row: Row, measured: bool) -> List[Tuple[str, bool, str]]:
-    """(text, best, tooltip) per cell of ``row``, in :func:`_header`'s order."""
+def _cells(table: Table, row: Row, measured: bool, links=None) -> List[Tuple[str, bool, str]]:
+    """(text, best, tooltip) per cell of ``row``, in :func:`_header`'s order; a cell linked to a paper row
+    (``links``: :func:`~vitbench.results.reproduction.links_by_cell`) is followed by the paper's value and Δ."""
     cells = [(row.backbone, False, ''), (row.recipe, False, ''), (_epochs(row), False, ''),
              (fmt_cost(row.params_M), False, ''), (fmt_cost(row.gflops), False, '')]
     for c in table.columns:
@@ -98,7 +103,9 @@ def _cells(table: Table, row: Row, measured: bool) -> List[Tuple[str, bool, str]
         if summary is None:  # a paper row, or no value
             cells.append((fmt_metric(row.values.get(c)), False, ''))
         else:
-            cells.append((fmt_summary(summary), measured and table.is_best(row, c), _interval(summary)))
+            link = (links or {}).get((id(row), c))
+            tooltip = '; '.join(t for t in (_interval(summary), link and f'paper: {link.source}') if t)
+            cells.append((fmt_summary(summary) + fmt_reported(link), measured and table.is_best(row, c), tooltip))
     if measured and _has_cost(table):
         cells += [(fmt_cost(v), False, '') for v in (row.pretrain_hours, row.total_hours, row.peak_mem_MB)]
     if measured:
@@ -159,12 +166,12 @@ def _md_cell(text: str) -> str:
     return text.replace('|', '\\|').replace('\n', ' ')
 
 
-def _md_table(table: Table, measured: bool) -> List[str]:
+def _md_table(table: Table, measured: bool, links=None) -> List[str]:
     head = _header(table, measured)
     lines = ['| ' + ' | '.join(map(_md_cell, head)) + ' |',
              '|' + '|'.join('---' if _is_text(i, head) else '---:' for i in range(len(head))) + '|']
     for row in table.rows:
-        cells = [f'**{text}**' if best else text for text, best, _ in _cells(table, row, measured)]
+        cells = [f'**{text}**' if best else text for text, best, _ in _cells(table, row, measured, links)]
         lines.append('| ' + ' | '.join(map(_md_cell, cells)) + ' |')
     return lines
 
@@ -185,7 +192,10 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){_where(sources, lambda s: f"`{s}`")}. {LEGEND}')
     out.append('')
-    out += _md_table(measured, True) if measured.rows else ['(no result.json found)']
+    links = link_reported(measured, paper)
+    out += _md_table(measured, True, links_by_cell(links)) if measured.rows else ['(no result.json found)']
+    if links:
+        out += [''] + markdown_section(links)
     if deltas is not None:
         out += [''] + _md_deltas(deltas, measured)
     if measured.conflicts:
@@ -211,7 +221,8 @@ _DELTA_FIELDS = ('mean', 'ci95_low', 'ci95_high', 'n')
 def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas] = None) -> str:
     """One header: section, backbone, pretraining, epochs, params_M, gflops, then per column its mean (named by
     the column) and its std, n, ci95_low, ci95_high; with a baseline, Δ mean / ci95_low / ci95_high / n per
-    column; then the cost (device-hours, peak memory), runs, best, note."""
+    column; with cells linked to paper rows, per measured column the paper's value, Δ and source; then the cost
+    (device-hours, peak memory), runs, best, note."""
     columns: List[Column] = list(measured.columns)
     for table in paper:
         columns += [c for c in table.columns if c not in columns]
@@ -220,8 +231,10 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     writer = csv.writer(buf, lineterminator='\n')
     metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS))]
     delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
+    links = links_by_cell(link_reported(measured, paper))
+    reported_head = [f'{c.label} {f}' for c in measured.columns for f in CSV_FIELDS] if links else []
     writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops', *metric_head,
-                     *(['delta_vs'] if deltas else []), *delta_head,
+                     *(['delta_vs'] if deltas else []), *delta_head, *reported_head,
                      'pretrain_device_hours', 'total_device_hours', 'peak_mem_MB', 'runs', 'best', 'note'])
 
     def number(value):
@@ -246,8 +259,11 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                 for c in measured.columns:
                     d = deltas.of(i, c) if i is not None else None
                     delta_cells += [number(getattr(d, f)) if d else '' for f in _DELTA_FIELDS]
+            reported_cells = [v for c in measured.columns for v in csv_cells(links.get((id(row), c)), number)
+                              ] if links else []
             writer.writerow([section, row.backbone, row.recipe, _epochs(row), number(row.params_M),
                              number(row.gflops), *[v for c in columns for v in stats_of(row, c)], *delta_cells,
+                             *reported_cells,
                              number(row.pretrain_hours), number(row.total_hours), number(row.peak_mem_MB),
                              len(row.runs) if is_measured else '', '; '.join(best), row.note])
     return buf.getvalue()
@@ -270,14 +286,14 @@ img { max-width: 100%; margin: 0.5em 1em 1em 0; }
 """
 
 
-def _html_table(table: Table, measured: bool) -> str:
+def _html_table(table: Table, measured: bool, links=None) -> str:
     e = html.escape
     head_names = _header(table, measured)
     head = ''.join(f'<th>{e(h)}</th>' for h in head_names)
     body = []
     for row in table.rows:
         tds = []
-        for i, (text, best, tooltip) in enumerate(_cells(table, row, measured)):
+        for i, (text, best, tooltip) in enumerate(_cells(table, row, measured, links)):
             classes = ' '.join(([] if _is_text(i, head_names) else ['num']) + (['best'] if best else []))
             inner = f'<strong>{e(text)}</strong>' if best else e(text)
             title = f' title="{e(tooltip)}"' if tooltip else ''
@@ -312,7 +328,11 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     parts = ['<!DOCTYPE html>', '<html><head><meta charset="utf-8"><title>vitbench leaderboard</title>',
              f'<style>{_CSS}</style></head><body>', '<h1>vitbench leaderboard</h1>',
              '<section class="measured"><h2>Measured</h2>', f'<p>{n_runs} runs (result.json){where}. {e(LEGEND)}</p>']
-    parts.append(_html_table(measured, True) if measured.rows else '<p>(no result.json found)</p>')
+    links = link_reported(measured, paper)
+    parts.append(_html_table(measured, True, links_by_cell(links)) if measured.rows else
+                 '<p>(no result.json found)</p>')
+    if links:
+        parts.append(html_section(links))
     if deltas is not None:
         parts.append(_html_deltas(deltas, measured))
         if plots and deltas.values:

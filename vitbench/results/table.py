@@ -97,6 +97,7 @@ class Entry:
     seed: Seed = None
     device_hours: Optional[float] = None  # of the run itself (its ``cost``), when recorded
     task: str = ''
+    config: str = ''  # the run's config, as :func:`config_name` puts it
 
 
 @dataclass
@@ -117,9 +118,15 @@ class Row:
     values: Dict[Column, float] = field(default_factory=dict)  # the mean over seeds
     runs: List[str] = field(default_factory=list)  # the result.json files behind the row
     note: str = ''
+    # paper rows only: the named variant the paper's model is, the configs that reproduce the row and the
+    # pre-training recipe label of their measured rows
+    variant: str = ''
+    configs: Tuple[str, ...] = ()
+    link_recipe: str = ''
     # measured rows only: each cell's value per seed and its summary over seeds
     samples: Dict[Column, Dict[Seed, float]] = field(default_factory=dict)
     stats: Dict[Column, Summary] = field(default_factory=dict)
+    cell_configs: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # the configs of the runs used
     # the price, from the runs' ``cost`` (None: not recorded): pre-training device-hours, pre-training + the
     # task behind each cell, everything the row ran, and the largest peak memory of its runs
     pretrain_hours: Optional[float] = None
@@ -176,6 +183,17 @@ def find_results(paths: Sequence[str]) -> List[str]:
     return unique
 
 
+def config_name(path) -> str:
+    """A run's config as the paper rows name it: from its last ``configs`` folder on
+    ('<repo>/configs/<folder>/<name>.py' -> 'configs/<folder>/<name>.py'), else the normalised path."""
+    if not isinstance(path, str) or not path:
+        return ''
+    parts = osp.normpath(path).replace(osp.sep, '/').split('/')
+    if 'configs' in parts:
+        parts = parts[len(parts) - 1 - parts[::-1].index('configs'):]
+    return '/'.join(parts)
+
+
 def _number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -222,6 +240,7 @@ def read_result(path: str) -> dict:
     need('recipe', str, 'the pre-training recipe name, e.g. "mae"', pretrain, 'pretrain.')
     _optional(path, 'pretrain.epochs', pretrain.get('epochs'), _integer, 'an integer or null')
     _optional(path, 'pretrain.finetune', pretrain.get('finetune'), _object, 'an object or null')
+    _optional(path, 'pretrain.keep_blocks', pretrain.get('keep_blocks'), _integer, 'an integer or null')
     metrics = need('metrics', dict, 'an object {metric name: number}')
     for name, value in metrics.items():
         if not _number(value):
@@ -249,8 +268,11 @@ def read_result(path: str) -> dict:
 
 
 def recipe_label(pretrain: dict) -> str:
-    """'mae'; a backbone fine-tuned after pre-training: 'mae + ft-full' (mode of the fine-tuning)."""
+    """'mae'; a backbone fine-tuned after pre-training: 'mae + ft-full' (mode of the fine-tuning); only the first
+    k pre-trained blocks kept: 'mae, first 3 blocks'."""
     label = pretrain['recipe']
+    if pretrain.get('keep_blocks') is not None:
+        label += f", first {int(pretrain['keep_blocks'])} blocks"
     finetune = pretrain.get('finetune')
     if finetune:
         label += f" + ft-{finetune.get('mode', 'full')}"
@@ -323,6 +345,7 @@ def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conf
             conflicts.append(Conflict(key, column, same_seed, seed))
     row.samples[column] = {seed: same_seed[0].value for seed, same_seed in by_seed.items()}
     row.stats[column] = summarize(list(row.samples[column].values()))
+    row.cell_configs[column] = tuple(sorted({same_seed[0].config for same_seed in by_seed.values()}))
     row.values[column] = row.stats[column].mean
     if row.pretrain_hours is None:
         return
@@ -367,7 +390,8 @@ def build_table(paths: Sequence[str]) -> Table:
         row_paths[key].append(path)
         for column, value, priority in cells_of(record):
             cells[key, column].append(Entry(value, path, record.get('created') or '', priority, _seed_of(record),
-                                            _cost(record, 'device_hours'), record['task']))
+                                            _cost(record, 'device_hours'), record['task'],
+                                            config_name(record.get('config'))))
 
     rows = {key: Row(*key, params_M=_row_cost(recs, 'params_M'), gflops=_row_cost(recs, 'gflops'),
                      runs=row_paths[key]) for key, recs in by_row.items()}

@@ -1,0 +1,37 @@
+# The DeiT training recipe (Touvron et al., ICML 2021; thesis Table 3.9 "DeiT-B" column, §3.4; the official
+# main.py defaults and README_deit.md commands), shared by configs/pretrain/deit_*: 300 epochs, AdamW with lr
+# 5e-4 x batch / 512 = 1e-3 at batch 1024 (README_deit.md: 4 GPUs x 256 for Ti/S, 16 x 64 for B), weight decay
+# 0.05, cosine to 1e-5 after 5 linear warm-up epochs from 1e-6, cross-entropy with label smoothing 0.1,
+# RandAugment 9/0.5 (no colour jitter: timm drops it when RandAugment is on), Mixup 0.8 / CutMix 1.0 (switch
+# probability 0.5), random erasing 0.25, repeated augmentation x3, stochastic depth 0.1 (linearly increasing
+# over the blocks, timm's DeiT), no gradient clipping, no EMA, test crop ratio 0.875
+# (configs/_base_/datasets/imagenet_deit.py). Configs set the backbone (model.backbone.arch and
+# experiment.backbone) and, for distillation, model.distillation.
+_base_ = ['./imagenet_runtime.py', './datasets/imagenet_deit.py']
+
+num_classes = 1000
+max_epochs = 300
+model = dict(
+    type='ImageClassifier',
+    backbone=dict(arch=None, drop_path_rate=0.1),  # the config's named variant
+    num_classes=num_classes,
+    loss=dict(kind='ce', label_smoothing=0.1),
+    data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=num_classes, mixup_alpha=0.8,
+                           cutmix_alpha=1.0, erase_prob=0.25))
+
+optim_wrapper = dict(
+    type='OptimWrapper',
+    optimizer=dict(type='AdamW', lr=1e-3, weight_decay=0.05),
+    constructor='LayerDecayOptimWrapperConstructor',  # rate 1.0: timm's no-weight-decay rule only
+    paramwise_cfg=dict(layer_decay_rate=1.0))
+param_scheduler = [
+    dict(type='LinearLR', start_factor=1e-3, by_epoch=True, begin=0, end=5, convert_to_iter_based=True),
+    dict(type='CosineAnnealingLR', eta_min=1e-5, by_epoch=True, begin=5, end=max_epochs,
+         convert_to_iter_based=True),
+]
+train_cfg = dict(by_epoch=True, max_epochs=max_epochs, val_interval=10)
+auto_scale_lr = dict(base_batch_size=1024)  # --cfg-options auto_scale_lr.enable=True for other batch sizes
+
+experiment = dict(task='pretrain', dataset='imagenet', backbone=None,
+                  backbone_overrides=dict(drop_path_rate=0.1),
+                  pretrain=dict(recipe='supervised', epochs=max_epochs, checkpoint=None))

@@ -1,0 +1,209 @@
+"""Reported vs reproduced: measured cells that are the same experiment as a paper row (config, variant, recipe,
+epochs, column) show the paper's number and Δ in every format; anything else links to nothing; the
+--check-reproduction mode lists the cells beyond a tolerance; the paper rows' links are well formed and name
+configs that exist and train what the row says."""
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mmengine.config import Config
+
+from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
+from vitbench.results.render import render
+from vitbench.results.reproduction import beyond, check_lines, link_reported
+from vitbench.results.table import Column, LeaderboardError, build_table, config_name
+
+REPO = Path(__file__).resolve().parents[1]
+TOP1, V2, REAL = Column('cls', 'imagenet'), Column('cls', 'imagenet', 'v2'), Column('cls', 'imagenet', 'real')
+DEIT3_B_400 = 'configs/pretrain/deit3_base_in1k_400e.py'  # thesis Table 6.15: 83.1 / ReaL 87.7 / V2 72.6
+MAE_LITE_FT = 'configs/finetune/mae_lite_vit_tiny12h_ft_300e.py'  # MAE-lite: 78.0 from MAE, 78.4 from dMAE
+
+
+def record(config, metrics, backbone='deit3_base_patch16_224', recipe='supervised', epochs=400, task='pretrain',
+           seed=0):
+    return dict(task=task, dataset='imagenet', backbone=backbone, backbone_overrides={},
+                pretrain=dict(recipe=recipe, epochs=epochs, checkpoint=None), metrics=metrics, eval='ss',
+                params_M=86.6, gflops=17.6, seed=seed, config=config, git_commit='abc',
+                created='2026-01-01T00:00:00+00:00')
+
+
+def write(root: Path, name: str, rec) -> Path:
+    path = root / name / 'result.json'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec))
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path):
+    root = tmp_path / 'runs'
+    write(root, 'deit3_b', record(DEIT3_B_400, dict(top1=82.6, top5=96.0, top1_v2=72.0, top1_real=87.9)))
+    # the same config shortened (--cfg-options train_cfg.max_epochs=1 records 1 epoch): not the paper's run
+    write(root, 'short', record(DEIT3_B_400, dict(top1=3.0), epochs=1))
+    # the same config with --backbone deit3_small_patch16_224: another model
+    write(root, 'swapped', record(DEIT3_B_400, dict(top1=79.0), backbone='deit3_small_patch16_224'))
+    # one fine-tuning config from an MAE and from a distilled-MAE pre-training: two experiments, two numbers
+    for recipe, top1 in (('mae', 77.9), ('dmae', 78.9)):
+        write(root, f'{recipe}_ft', record(MAE_LITE_FT, dict(top1=top1), backbone='vit_tiny12h_patch16_224',
+                                           recipe=recipe, task='finetune'))
+    # a demo run: no paper row names its config
+    write(root, 'demo', record('configs/demo/deit3_sup_demo.py', dict(top1=41.0), backbone='vit_demo_patch8_64',
+                               epochs=6))
+    return root
+
+
+def links_of(root):
+    return {(link.row.backbone, link.row.recipe, link.row.epochs, link.column): link
+            for link in link_reported(build_table([str(root)]), load_paper_tables())}
+
+
+def test_a_run_of_a_paper_config_gets_the_papers_numbers_and_delta(runs):
+    links = links_of(runs)
+    assert set(links) == {('deit3_base_patch16_224', 'supervised', 400, c) for c in (TOP1, V2, REAL)} | {
+        ('vit_tiny12h_patch16_224', 'mae', 400, TOP1), ('vit_tiny12h_patch16_224', 'dmae', 400, TOP1)}
+    top1 = links['deit3_base_patch16_224', 'supervised', 400, TOP1]
+    assert top1.reported == 83.1 and top1.delta == pytest.approx(-0.5)
+    assert ('deit3_table6_15', 'ViT-B (deit3_base_patch16_224)') in top1.sources
+    assert links['deit3_base_patch16_224', 'supervised', 400, V2].reported == 72.6
+    assert links['deit3_base_patch16_224', 'supervised', 400, REAL].delta == pytest.approx(0.2)
+    assert links['vit_tiny12h_patch16_224', 'mae', 400, TOP1].reported == 78.0
+    dmae = links['vit_tiny12h_patch16_224', 'dmae', 400, TOP1]
+    assert dmae.reported == 78.4 and [t for t, _ in dmae.sources] == ['maelite_table5']
+
+
+def test_every_format_shows_reported_and_delta_beside_the_measured_value(runs):
+    table, paper = build_table([str(runs)]), load_paper_tables()
+    md = render('md', table, paper)
+    measured = md.split('## Paper reference results')[0]
+    assert '82.6 (paper 83.1, Δ -0.5)' in measured and '72.0 (paper 72.6, Δ -0.6)' in measured
+    section = measured.split('## Reported vs reproduced')[1]
+    assert '| deit3_base_patch16_224 | supervised | 400 | ImageNet top-1 | 82.6 | 83.1 | -0.5 |' in section
+    assert '| vit_tiny12h_patch16_224 | dmae | 400 | ImageNet top-1 | 78.9 | 78.4 | +0.5 |' in section
+    assert '3.0 (paper' not in measured and '79.0 (paper' not in measured and '41.0 (paper' not in measured
+    rows = {(r['backbone'], r['pretraining'], r['epochs']): r
+            for r in csv.DictReader(io.StringIO(render('csv', table, paper))) if r['section'] == 'measured'}
+    deit3 = rows['deit3_base_patch16_224', 'supervised', '400']
+    assert (deit3['ImageNet top-1 reported'], deit3['ImageNet top-1 Δ reported']) == ('83.1', '-0.5')
+    assert 'deit3_table6_15' in deit3['ImageNet top-1 reported in']
+    assert rows['deit3_base_patch16_224', 'supervised', '1']['ImageNet top-1 reported'] == ''
+    page = render('html', table, paper)
+    assert '<h2>Reported vs reproduced</h2>' in page and '82.6 (paper 83.1, Δ -0.5)' in page
+    assert 'paper: deit3_table6_15' in page  # the cell's tooltip names the source
+    assert 'Reported vs reproduced' not in render('md', table, [])  # without paper data nothing links
+
+
+def test_runs_of_one_cell_from_different_configs_are_not_one_experiment(tmp_path):
+    other = 'configs/pretrain/deit3_base_in1k_800e.py'
+    write(tmp_path, 'a', record(DEIT3_B_400, dict(top1=83.0), seed=0))
+    write(tmp_path, 'b', record(other, dict(top1=83.2), seed=1))
+    assert links_of(tmp_path) == {}
+    write(tmp_path, 'b', record(DEIT3_B_400, dict(top1=83.2), seed=1))  # two seeds of the paper's config
+    link = links_of(tmp_path)['deit3_base_patch16_224', 'supervised', 400, TOP1]
+    assert link.measured.n == 2 and link.delta == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize('path, name', [
+    ('configs/pretrain/x.py', 'configs/pretrain/x.py'),
+    ('/home/me/vitbench/configs/pretrain/x.py', 'configs/pretrain/x.py'),
+    ('./configs/../configs/finetune/y.py', 'configs/finetune/y.py'),
+    ('/tmp/my_config.py', '/tmp/my_config.py'),
+    (None, ''),
+])
+def test_config_names_are_taken_from_the_configs_folder(path, name):
+    assert config_name(path) == name
+
+
+def run_tool(*args):
+    return subprocess.run([sys.executable, 'tools/leaderboard.py', *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_check_reproduction_lists_the_cells_beyond_the_tolerance(runs, tmp_path):
+    result = run_tool(runs, '--check-reproduction', '0.3')
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == '5 measured cells linked to paper rows; 3 beyond ±0.3'
+    assert any(line.startswith('deit3_base_patch16_224 / supervised / 400 epochs, ImageNet top-1: measured 82.60')
+               and 'reported 83.10' in line and 'Δ -0.50' in line for line in lines)
+    assert not any('ReaL' in line or 'real' in line for line in lines[:-1])  # +0.2 is within 0.3
+    assert run_tool(runs, '--check-reproduction', '0.6').returncode == 0
+    empty = tmp_path / 'empty'
+    write(empty, 'demo', record('configs/demo/deit3_sup_demo.py', dict(top1=41.0), backbone='vit_demo_patch8_64'))
+    result = run_tool(empty, '--check-reproduction', '0.5')
+    assert result.returncode == 0 and 'no measured cell' in result.stderr
+    result = run_tool(runs, '--check-reproduction', '-1')
+    assert result.returncode == 2 and 'tolerance' in result.stderr
+
+
+def test_check_lines_and_beyond_agree():
+    links = link_reported(build_table([]), load_paper_tables())
+    assert links == [] and beyond(links, 0.0) == []
+    assert check_lines(links, 0.5) == ['0 measured cells linked to paper rows; 0 beyond ±0.5']
+
+
+# ---------------------------------------------------------------------------------------------- the paper links
+
+@pytest.mark.parametrize('row, message', [
+    ('{model: M, variant: deit3_base_patch16_224, epochs: 400, config: configs/pretrain/x.py, cls/imagenet: 1.0}',
+     "needs 'recipe'"),
+    ('{model: M, variant: v, recipe: supervised, config: configs/pretrain/x.py, cls/imagenet: 1.0}', "needs 'epochs'"),
+    ('{model: M, variant: v, recipe: r, epochs: 1, config: pretrain/x.py, cls/imagenet: 1.0}', "key 'config'"),
+    ('{model: M, variant: v, recipe: r, epochs: 1, config: [], cls/imagenet: 1.0}', "key 'config'"),
+])
+def test_malformed_links_name_the_row(tmp_path, row, message):
+    bad = tmp_path / 'paper.yaml'
+    bad.write_text(f'tables:\n  - {{id: t, source: S, rows: [{row}]}}\n')
+    with pytest.raises(LeaderboardError, match=r"table 't' rows\[0\] \(M\)") as info:
+        load_paper_tables(str(bad))
+    assert message in str(info.value)
+
+
+def test_two_rows_of_one_experiment_must_agree(tmp_path):
+    row = '{{model: {m}, variant: v, recipe: r, epochs: 1, config: configs/a.py, cls/imagenet: {v}}}'
+    bad = tmp_path / 'paper.yaml'
+    bad.write_text(f"tables:\n  - {{id: t1, source: S, rows: [{row.format(m='A', v=80.0)}]}}\n"
+                   f"  - {{id: t2, source: S, rows: [{row.format(m='B', v=80.5)}]}}\n")
+    with pytest.raises(LeaderboardError, match="table 't1' reports 80.0, table 't2' .* 80.5"):
+        load_paper_tables(str(bad))
+
+
+LINKED = sorted({(config, row.variant, row.link_recipe, row.epochs, table.id)
+                 for table in load_paper_tables() for row in table.rows for config in row.configs})
+
+
+def test_the_papers_imagenet_tables_are_data():
+    ids = {t.id for t in load_paper_tables()}
+    assert ids >= {'deit3_table6_7', 'deit3_table6_15', 'three_things_table1', 'three_things_table2',
+                   'three_things_table3', 'three_things_table5', 'three_things_table7', 'cait_table5',
+                   'maelite_table1', 'maelite_table2', 'maelite_table3'}
+    by_id = {t.id: t for t in load_paper_tables()}
+    vit_h = next(r for r in by_id['deit3_table6_15'].rows if r.backbone.startswith('ViT-H') and r.epochs == 400)
+    assert (vit_h.values[TOP1], vit_h.values[REAL], vit_h.values[V2]) == (84.8, 89.1, 75.3)
+    m48 = next(r for r in by_id['cait_table5'].rows if r.backbone == 'CaiT-M48↑448Υ')
+    assert (m48.values[TOP1], m48.values[REAL], m48.values[V2]) == (86.5, 90.2, 76.9)
+    ade = {r.backbone.split(' (')[0]: r.values for r in by_id['deit3_ade20k'].rows}
+    assert ade['DeiT III ViT-B† @384'][Column('seg', 'ade20k', 'ss')] == 53.4
+    assert ade['DeiT III ViT-L† @320'][Column('seg', 'ade20k', 'ms')] == 55.6
+    assert len(LINKED) >= 40 and Path(PAPER_RESULTS).is_file()
+
+
+@pytest.mark.parametrize('config, variant, recipe, epochs, table', LINKED, ids=lambda v: str(v))
+def test_every_linked_config_exists_and_trains_the_rows_model(config, variant, recipe, epochs, table):
+    assert config_name(config) == config, f'{table}: write {config} as {config_name(config)}'
+    assert (REPO / config).is_file(), f'{table} names {config}, which does not exist'
+    experiment = Config.fromfile(str(REPO / config)).experiment
+    assert experiment['backbone'] == variant, f'{config} trains {experiment["backbone"]}, {table} says {variant}'
+    if experiment['task'] == 'pretrain':  # a fine-tuning config's recipe and epochs are its checkpoint's
+        assert (experiment['pretrain']['recipe'], experiment['pretrain']['epochs']) == (recipe, epochs), config
+
+
+def test_the_readme_lists_every_linked_config():
+    """README's "paper table → config → command" table names every config a paper row links to."""
+    readme = (REPO / 'README.md').read_text()
+    table = readme.split('Paper table → config → command')[1].split('\n## ')[0]
+    missing = sorted({config for config, *_ in LINKED if f'`{config}`' not in table})
+    assert not missing, f'README table lacks {missing}'
