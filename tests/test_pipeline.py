@@ -498,6 +498,8 @@ def test_demo_pipeline_end_to_end(tmp_path):
                             timeout=3 * 3600)
     print(f'demo pipeline: {time.time() - start:.0f} s')
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    # the science, not only the wiring: supervised pre-training ahead of scratch by the demo's thresholds
+    assert 'leaderboard: ok, 4 rows, 0 conflicts, 2 expected orderings hold' in result.stdout
     board = (tmp_path / 'demo' / 'leaderboard.md').read_text()
     measured, paper = board.split('## Paper reference results (not measured here)')
     measured, deltas = measured.split('## Δ vs scratch (paired by seed)')
