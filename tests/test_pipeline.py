@@ -465,6 +465,24 @@ def test_demo_pipeline_swaps_the_backbone_of_every_experiment():
     assert all(s.work_dir.startswith('work_dirs/demo/deit3_small_patch16_224/') for s in trains)
 
 
+def test_demo_maelite_pipeline_runs_each_pretraining_its_transfers_and_the_analyses():
+    pipeline = load_pipeline('configs/pipelines/demo_maelite.py')
+    ids = {s.id for s in pipeline.stages}
+    inits = ('mae', 'dmae', 'mocov3', 'deit_tiny')
+    for init in inits:
+        assert pipeline.stage(f'{DEMO}/{init}').spec['outputs'] == ['backbone.pth']
+        assert {f'{DEMO}/flowers102_{init}', f'{DEMO}/cifar10_{init}'} <= ids
+    assert pipeline.stage(f'{DEMO}/mocov3').config == 'configs/demo/mocov3_demo.py'
+    analysis = pipeline.stage(f'{DEMO}/analysis')
+    assert {f'{DEMO}/{i}' for i in inits} <= set(analysis.deps)
+    keep = pipeline.stage(f'{DEMO}/keep_blocks')
+    assert {f'{DEMO}/keep2_mae', f'{DEMO}/keep4_deit_tiny', f'{DEMO}/flowers102_scratch'} <= set(keep.deps)
+    argv = command_of(pipeline, pipeline.stage(f'{DEMO}/keep2_mae'))
+    assert argv[argv.index('--keep-blocks') + 1] == '2' and '--checkpoint' in argv
+    board = pipeline.stage('leaderboard')
+    assert board.spec['baseline'] == 'scratch' and not any('keep' in d for d in board.deps)
+
+
 @pytest.mark.parametrize('config, backbones, n_stages', [
     ('configs/pipelines/paper_deit3.py', ['deit3_small_patch16_224', 'deit3_base_patch16_224'], 31),
     ('configs/pipelines/paper_maelite.py', ['vit_tiny12h_patch16_224'], 45),
