@@ -47,5 +47,6 @@ stages += [
          creates='{work_dir}/keep_blocks.png'),
 ]
 stages.append(dict(name='leaderboard', kind='leaderboard', baseline='scratch', formats=['md', 'html'],
+                   figures=['{root}/*/analysis/*.png', '{root}/*/keep_blocks/*.png'],  # embedded in the HTML
                    depends_on=[s['name'] for s in stages if s.get('kind', 'train') == 'train'
-                               and not s['name'].startswith('keep')]))
+                               and not s['name'].startswith('keep')] + ['analysis', 'keep_blocks']))

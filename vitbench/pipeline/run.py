@@ -16,6 +16,7 @@ command) in its own work dir, with a progress line per stage and a summary at th
   ``STOP_GRACE_S``. On Linux a stage also gets SIGTERM when the pipeline is killed outright (kill -9). A stage
   whose folder a live training holds (``run.lock``, taken by every tools/train.py) is not started twice.
 """
+import glob
 import json
 import os
 import os.path as osp
@@ -388,8 +389,11 @@ class PipelineRunner:
         outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}
         # the keyword only when set, so that a write_leaderboard without it still renders the other pipelines
         baseline = {'baseline': spec['baseline']} if spec.get('baseline') else {}
+        figures = sorted({f for pattern in resolve(self.pipeline, stage, spec.get('figures') or [])
+                          for f in glob.glob(pattern)})
         try:
-            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True), **baseline)
+            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True),
+                                      figures=figures, **baseline)
         except (LeaderboardError, OSError, ValueError) as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))

@@ -32,7 +32,8 @@ Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_ba
   ``baseline`` (the row the others are compared with: a recipe label such as ``'scratch'``, or a backbone name;
   ``--baseline`` replaces it), ``expect`` (orderings the measured table must show, e.g.
   ``[dict(row='supervised', over='scratch', min_delta={'Flowers-102 top-1 (full)': 1.0})]``: the stage fails,
-  after writing the leaderboard, when a paired Δ falls short; see ``vitbench.results.expectations``).
+  after writing the leaderboard, when a paired Δ falls short; see ``vitbench.results.expectations``), ``figures``
+  (PNG files other stages made, as glob patterns, e.g. ``'{root}/*/analysis/*.png'``: embedded in the HTML).
 
 ``train`` and ``test`` stages run once per backbone (``per_backbone=True``; work dir ``WORK_DIR/BACKBONE/NAME``);
 ``command`` and ``leaderboard`` stages once (``WORK_DIR/NAME``). A per-backbone stage whose config is for another
@@ -67,7 +68,7 @@ _KIND_KEYS = {
     'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'command': ('argv', 'creates'),
-    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline', 'expect'),
+    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline', 'expect', 'figures'),
 }
 _SEEDED_KINDS = ('train', 'test')
 _TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages')
@@ -267,6 +268,7 @@ def _check_stage(path: str, index: int, spec) -> dict:
             raise PipelineError(f"{where}: key 'formats' is {spec['formats']!r}, expected some of md, csv, html")
         _expect(where, spec, 'paper', bool, 'True or False')
         _expect(where, spec, 'baseline', str, "the name of the row to compare with, e.g. 'scratch' or a backbone")
+        _expect_list(where, spec, 'figures')
         if spec.get('expect') is not None:
             try:
                 expectations_from(spec['expect'], where)
