@@ -15,7 +15,7 @@ test: install       ## the test suite, key end-to-end tests included (~10 min); 
 	$(PYTHON) -m pytest -q -m "not demo_pipeline"
 
 test-demo: install  ## the demo pipeline end to end, as make demo runs it (~14 min)
-	$(PYTHON) -m pytest -q -m demo_pipeline
+	$(PYTHON) -m pytest -q -m demo_pipeline --durations=3
 
 test-fast: install  ## the test suite without the slow end-to-end tests
 	$(PYTHON) -m pytest -q -m "not slow"

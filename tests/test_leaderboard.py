@@ -403,3 +403,18 @@ def test_malformed_seed_or_cost_names_the_key(tmp_path, key, value, message):
     path = write(tmp_path, 'bad', json.dumps(dict(record('seg', 'ade20k', {}), **{key: value})))
     with pytest.raises(LeaderboardError, match=re.escape(message)):
         read_result(str(path))
+
+
+def test_figures_made_by_other_stages_are_embedded_in_the_html_and_listed_in_markdown(runs, tmp_path):
+    from vitbench.results.render import write_leaderboard
+    png = b'\x89PNG\r\n\x1a\n' + b'\x00' * 16  # the page embeds the bytes as they are
+    figure = tmp_path / 'analysis' / 'cka.png'
+    figure.parent.mkdir()
+    figure.write_bytes(png)
+    outputs = {'html': str(tmp_path / 'board.html'), 'md': str(tmp_path / 'board.md')}
+    write_leaderboard([str(runs)], outputs, paper=False, figures=[str(figure)])
+    page = (tmp_path / 'board.html').read_text()
+    assert '<h2>Figures</h2>' in page and base64.b64encode(png).decode() in page
+    assert f'## Figures\n\n- `{figure}`' in (tmp_path / 'board.md').read_text()
+    write_leaderboard([str(runs)], outputs, paper=False)
+    assert '<h2>Figures</h2>' not in (tmp_path / 'board.html').read_text()

@@ -75,8 +75,8 @@ def run_layers(args) -> list:
     size = args.img_size or int(models[0].model.patch_embed.img_size[0])
     images, _ = load_images(args.images, args.num_images, size, args.crop_pct)
     analyses = ANALYSES if args.analysis == 'all' else (args.analysis,)
-    torch.set_grad_enabled(False)
-    results = run_analyses(models, images, analyses, args.batch_size, args.reference)
+    with torch.no_grad():  # scoped: main() also runs inside other programs (tests); autograd stays theirs
+        results = run_analyses(models, images, analyses, args.batch_size, args.reference)
     os.makedirs(args.out, exist_ok=True)
     meta = dict(images_folder=args.images, img_size=size,
                 models={m.label: dict(checkpoint=m.source, arch=m.arch) for m in models})

@@ -1,5 +1,5 @@
 # Demo of the DeiT III supervised recipe (configs/pretrain/deit3_small_in1k_800e.py) on the embedded demo
-# ImageNet (10 classes, 2600 training images; `python tools/make_demo_data.py --out data/demo`) with the demo
+# ImageNet (25 object kinds, 2600 training images; `python tools/make_demo_data.py --out data/demo`) with the demo
 # backbone vit_demo_patch8_64 (8x8 patches, 6 blocks): same augmentation (RandomResizedCrop, 3-Augment,
 # colour jitter, Mixup/CutMix, repeated augmentation), BCE loss, LAMB, cosine with warmup. Trained at 48 px,
 # below the variant's 64 (DeiT III's low-resolution training: 36 instead of 64 tokens); finetune_attn_demo.py
@@ -8,7 +8,7 @@ _base_ = ['../pretrain/deit3_small_in1k_800e.py']
 
 data_root = 'data/demo/imagenet'
 img_size = 48
-num_classes = 10
+num_classes = 25
 max_epochs = 6
 work_dir = 'work_dirs/demo/deit3_sup_demo'
 

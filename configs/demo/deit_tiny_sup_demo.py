@@ -8,7 +8,7 @@ _base_ = ['../pretrain/deit_tiny12h_in1k_300e.py']
 
 data_root = 'data/demo/imagenet'
 img_size = 48
-num_classes = 10
+num_classes = 25
 max_epochs = 6
 work_dir = 'work_dirs/demo/deit_tiny_sup_demo'
 

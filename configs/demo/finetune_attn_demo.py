@@ -7,7 +7,7 @@ _base_ = ['../finetune/deit3_base_attn_ft384.py']
 
 data_root = 'data/demo/imagenet'
 img_size = 64
-num_classes = 10
+num_classes = 25
 max_epochs = 2
 work_dir = 'work_dirs/demo/finetune_attn_demo'
 checkpoint = 'work_dirs/demo/deit3_sup_demo/backbone.pth'

@@ -6,7 +6,7 @@ _base_ = ['../pretrain/mae_vit_tiny12h_in1k_400e.py']
 
 data_root = 'data/demo/imagenet'
 img_size = 64
-max_epochs = 6
+max_epochs = 3
 work_dir = 'work_dirs/demo/mae_demo'
 
 model = dict(backbone=dict(arch='vit_demo_patch8_64'))
@@ -32,9 +32,9 @@ param_scheduler = [
     dict(type='CosineAnnealingLR', eta_min=1e-5, by_epoch=True, begin=1, end=max_epochs,
          convert_to_iter_based=True),
 ]
-train_cfg = dict(max_epochs=max_epochs, val_interval=max_epochs // 2)
+train_cfg = dict(max_epochs=max_epochs, val_interval=max_epochs)
 auto_scale_lr = dict(base_batch_size=64)
-default_hooks = dict(logger=dict(interval=10), checkpoint=dict(interval=max_epochs // 2))
+default_hooks = dict(logger=dict(interval=10), checkpoint=dict(interval=max_epochs))
 env_cfg = dict(cudnn_benchmark=False, dist_cfg=dict(backend='gloo'))
 custom_hooks = [dict(type='BackboneExportHook'), dict(type='MAEVisualizationHook', num_images=8)]
 

@@ -12,7 +12,7 @@ crop_size = (64, 64)
 norm_cfg = dict(type='BN', requires_grad=True)  # SyncBN has no CPU kernel (torchrun on CPU)
 
 # Backbone weights: none (from scratch). The demo pretraining export works too, e.g.
-# --checkpoint work_dirs/deit3_sup_demo/backbone.pth
+# --checkpoint work_dirs/demo/sup_demo/backbone.pth
 model = dict(
     data_preprocessor=dict(size=crop_size, test_cfg=dict(size_divisor=8)),
     backbone=dict(arch='vit_demo_patch8_64', img_size=64, out_indices=[1, 2, 3, 5], drop_path_rate=0.0),
@@ -56,12 +56,13 @@ val_dataloader = dict(
     dataset=dict(data_root=data_root, pipeline=test_pipeline))
 test_dataloader = val_dataloader
 
-max_iters = 300
+max_iters = 40  # the demo pipeline's schedule: 320 crops, where the learning curves are still steep
+warmup = 8
 # from scratch: a higher LR and milder layer decay than fine-tuning (no pretrained layers to preserve)
 optim_wrapper = dict(optimizer=dict(lr=1e-3), paramwise_cfg=dict(layer_decay_rate=0.9))
 param_scheduler = [
-    dict(type='LinearLR', start_factor=1e-3, by_epoch=False, begin=0, end=50),
-    dict(type='PolyLR', power=1.0, eta_min=0.0, by_epoch=False, begin=50, end=max_iters),
+    dict(type='LinearLR', start_factor=1e-3, by_epoch=False, begin=0, end=warmup),
+    dict(type='PolyLR', power=1.0, eta_min=0.0, by_epoch=False, begin=warmup, end=max_iters),
 ]
 train_cfg = dict(max_iters=max_iters, val_interval=max_iters)
 default_hooks = dict(

@@ -2,7 +2,10 @@
 
 Images are ``ADE_train_%08d.jpg``; labels the same stem as 8-bit greyscale PNGs, 0 = "other" (ignored
 with ``reduce_zero_label=True``) and 1..150 the ADE20k classes. The demo draws outdoor scenes of eleven
-real classes; the label map is drawn first and the picture painted from it, so masks are exact.
+real classes; the label map is drawn first and the picture painted from it, so masks are exact. Objects are
+drawn large enough to span several 8-pixel patches at the 64 px the demo segments at (buildings with windows of
+at least 10 px, trees, cars and people of a fifth to three fifths of the height): smaller, only the colour-told
+stuff classes (sky, road, grass, water) are ever found, and features cannot matter.
 """
 import os
 
@@ -104,11 +107,11 @@ def ground(c, rng, horizon, kind, road):
 
 def buildings(c, rng, horizon):
     for _ in range(rng.integers(1, 4)):
-        bw, bh = rng.uniform(0.1, 0.3) * c.w, rng.uniform(0.15, 0.45) * c.h
+        bw, bh = rng.uniform(0.2, 0.45) * c.w, rng.uniform(0.3, 0.6) * c.h
         x0, y1 = rng.uniform(-0.1, 0.9) * c.w, horizon + 2
         tint = [(0.03, 0.5, 0.55), (0.1, 0.3, 0.8), (0.0, 0.0, 0.6)][rng.integers(3)]  # brick, sand, concrete
         c.rect(x0, y1 - bh, x0 + bw, y1, BUILDING, render.hsv(*tint) * rng.uniform(0.8, 1.1))
-        step, size = max(4.0, bw / rng.uniform(3, 6)), rng.uniform(0.4, 0.6)
+        step, size = max(10.0, bw / rng.uniform(2.5, 4)), rng.uniform(0.4, 0.6)
         glass = render.hsv(rng.uniform(0.55, 0.65), 0.3, rng.uniform(0.2, 0.45))
         for wy in np.arange(y1 - bh + step * 0.3, y1 - step, step):
             for wx in np.arange(x0 + step * 0.3, x0 + bw - step * size, step):
@@ -164,14 +167,14 @@ def scene(rng, h, w):
         s = (base - horizon) / (h - horizon)  # perspective: 0 at the horizon, 1 at the bottom edge
         centre, half_width = road.at(min(base, h))
         if name == 'tree':
-            x, size = rng.uniform(0, w), h * (0.1 + 0.3 * s)
+            x, size = rng.uniform(0, w), h * (0.2 + 0.4 * s)
             if kind == 'road' and abs(x - centre) < half_width:  # trees stand beside the road
                 x = centre + np.sign(x - centre + 1e-3) * (half_width + size * 0.3)
             tree(c, rng, x, base, size)
         elif name == 'car':
-            car(c, rng, centre + rng.uniform(-0.6, 0.6) * half_width, base, h * (0.12 + 0.35 * s))
+            car(c, rng, centre + rng.uniform(-0.6, 0.6) * half_width, base, h * (0.25 + 0.4 * s))
         else:
-            person(c, rng, rng.uniform(0, w), base, h * (0.12 + 0.3 * s))
+            person(c, rng, rng.uniform(0, w), base, h * (0.25 + 0.35 * s))
 
     for _ in range(rng.integers(0, 3)):  # things ADE20k has no class for: labeled 0 and ignored
         r = rng.uniform(0.03, 0.08) * w

@@ -1,19 +1,37 @@
 """ImageNet in ImageFolder layout: ``{train,val}/<wnid>/*.JPEG``, one folder per class.
 
-The demo uses the first ten ImageNet-1k synsets; class = (shape, hue) of the object in the picture.
+The demo uses the first 25 ImageNet-1k synsets (sorted wnids, as ImageFolder numbers them). Its pictures share
+the visual vocabulary of the demo's downstream sets, so that what pre-training learns is what they need: class
+= the kind of the one object in the picture, 25 kinds, the things the other generators draw: COCO's six
+categories (coco.parts), ADE20k's tree, building with windows and person, Flowers' roses with 3..8 petals and
+the ten shapes of CIFAR. Hue and surface texture (plain / stripes / checker) are random per image and never part
+of the class; the object spans 45-90 % of the short side (smaller ones are a few pixels at the 32 px the
+demo pre-trains at, and halved its accuracy) and sits on an outdoor backdrop (sky, mountains, grass / road / water as ADE20k paints them) or a dull textured one, with dull occluders.
 """
 import os
 
+import numpy as np
+
 from pretrain.data import IMG_EXTENSIONS, LAYOUT, SPLITS
 
-from . import render
+from . import ade20k, coco, render
 from .base import DemoDataset, Report, list_files, split_sizes
 from .files import save_jpg
 
-# tench, goldfish, great white shark, tiger shark, hammerhead, electric ray, stingray, cock, hen, ostrich
-WNIDS = ('n01440764', 'n01443537', 'n01484850', 'n01491361', 'n01494475', 'n01496331', 'n01498041',
-         'n01514668', 'n01514859', 'n01518878')
-SIZES = {'tiny': dict(train=4, val=2, short=48), 'small': dict(train=260, val=50, short=80)}  # per class
+# the first 25 ImageNet-1k synsets (tench, goldfish, great white shark, ...)
+WNIDS = (
+    'n01440764', 'n01443537', 'n01484850', 'n01491361', 'n01494475', 'n01496331', 'n01498041', 'n01514668',
+    'n01514859', 'n01518878', 'n01530575', 'n01531178', 'n01532829', 'n01534433', 'n01537544', 'n01558993',
+    'n01560419', 'n01580077', 'n01582220', 'n01592084', 'n01601694', 'n01608432', 'n01614925', 'n01616318',
+    'n01622779',
+)
+
+KINDS = (('coco', 'person'), ('coco', 'car'), ('coco', 'stop sign'), ('coco', 'sports ball'), ('coco', 'kite'),
+         ('coco', 'tv'), ('ade', 'tree'), ('ade', 'building'), ('ade', 'person')) + tuple(
+    ('rose', p) for p in range(3, 9)) + tuple(('shape', s) for s in render.SHAPES)
+TEXTURES = ('plain', 'stripes', 'checker')  # render.pattern kinds, multiplied onto the object's colours
+assert len(WNIDS) == len(KINDS)
+SIZES = {'tiny': dict(train=4, val=2, short=48), 'small': dict(train=104, val=20, short=80)}  # per class
 
 
 def file_name(split, c, k):
@@ -22,17 +40,89 @@ def file_name(split, c, k):
     return f'val/{WNIDS[c]}/ILSVRC2012_val_{k * len(WNIDS) + c + 1:08d}.JPEG'  # val ids interleave classes
 
 
+
+
 def plan(scale, seed):
     size = split_sizes(scale, SIZES)
     return [(split, c, k, size['short']) for split in SPLITS for c in range(len(WNIDS))
             for k in range(size[split])]
 
 
+def backdrop(rng, h, w):
+    """An ADE20k-like outdoor scene without its objects, or a dull textured backdrop (render.background)."""
+    if rng.random() < 0.5:
+        return render.background(rng, h, w)
+    c = ade20k.Canvas(h, w)
+    horizon = int(h * rng.uniform(0.25, 0.75))
+    ade20k.sky_and_mountains(c, rng, horizon)
+    ade20k.ground(c, rng, horizon, rng.choice(['grass', 'road', 'water']), ade20k.Road(rng, h, w, horizon))
+    return c.img
+
+
+def draw(img, rng, kind, cx, cy, r):
+    """Paints one object of ``kind`` centred at (cx, cy), about ``r`` in radius; returns its mask."""
+    h, w = img.shape[:2]
+    family, name = kind
+    if family == 'coco':
+        mask = np.zeros((h, w), bool)
+        for pts, colour, outline in coco.parts(name, rng, cx, cy, r):
+            m = render.fill_mask(h, w, [pts])
+            render.paint(img, m, colour)
+            mask |= m if outline else False
+        return mask
+    if family == 'ade':
+        c = ade20k.Canvas(h, w)
+        c.img = img
+        if name == 'tree':
+            size = 1.25 * r
+            ade20k.tree(c, rng, cx, cy + 0.75 * size, size)
+        elif name == 'person':
+            ade20k.person(c, rng, cx, cy + r, 2 * r)
+        else:  # a building: a tinted block with a grid of windows, as ade20k.buildings draws them
+            bw, bh = r * rng.uniform(0.8, 1.4), r * rng.uniform(1.2, 2.0)
+            x0, y0 = cx - bw / 2, cy - bh / 2
+            tint = [(0.03, 0.5, 0.55), (0.1, 0.3, 0.8), (0.0, 0.0, 0.6)][rng.integers(3)]
+            c.rect(x0, y0, x0 + bw, y0 + bh, ade20k.BUILDING, render.hsv(*tint) * rng.uniform(0.8, 1.1))
+            step, size = max(4.0, bw / rng.uniform(3, 5)), rng.uniform(0.4, 0.6)
+            glass = render.hsv(rng.uniform(0.55, 0.65), 0.3, rng.uniform(0.2, 0.45))
+            for wy in np.arange(y0 + step * 0.3, y0 + bh - step * size, step):
+                for wx in np.arange(x0 + step * 0.3, x0 + bw - step * size, step):
+                    c.rect(wx, wy, wx + step * size, wy + step * size, ade20k.WINDOWPANE, glass)
+        return c.label > 0
+    angle = rng.uniform(0, 2 * np.pi)
+    colour = render.hsv(rng.random(), rng.uniform(0.5, 1.0), rng.uniform(0.55, 1.0))  # any hue: not the class
+    if family == 'rose':
+        mask = render.fill_mask(h, w, [render.rose(name, cx, cy, r, angle)])
+        render.paint(img, mask, colour)
+        disc = render.fill_mask(h, w, [render.regular_polygon(24, cx, cy, 0.25 * r)])
+        render.paint(img, disc, render.CENTRE_COLOURS[rng.integers(3)] * rng.uniform(0.8, 1.0))
+        return mask | disc
+    polys, holes = render.shape_outline(name, cx, cy, r, angle)
+    mask = render.fill_mask(h, w, polys, holes)
+    render.paint(img, mask, colour)
+    return mask
+
+
+def picture(rng, h, w, kind, texture):
+    img = backdrop(rng, h, w)
+    r = 0.5 * min(h, w) * rng.uniform(0.45, 0.9)
+    cx, cy = rng.uniform(r * 0.8, w - r * 0.8), rng.uniform(r * 0.8, h - r * 0.8)
+    mask = draw(img, rng, kind, cx, cy, r)
+    shade = render.pattern(rng, h, w, texture, scale=max(r / 12, 0.6))
+    img[mask] *= shade[mask][:, None]
+    for _ in range(rng.integers(0, 3)):  # dull occluders: clutter that never carries the class
+        ro = r * rng.uniform(0.15, 0.35)
+        ox, oy = cx + rng.uniform(-1.2, 1.2) * r, cy + rng.uniform(-1.2, 1.2) * r
+        occ = render.fill_mask(h, w, [render.regular_polygon(int(rng.integers(3, 8)), ox, oy, ro,
+                                                             rng.uniform(0, 6))])
+        render.paint(img, occ, render.dull_colour(rng))
+    img *= rng.uniform(0.8, 1.15)  # global lighting
+    return render.to_uint8(render.add_noise(rng, img, rng.uniform(2, 6)))
+
+
 def class_image(rng, c, short):
     """A picture of demo class ``c`` (ImageNet-V2's demo draws the same classes from other streams)."""
-    shape, hue = render.class_attributes(c, (len(render.SHAPES), render.NUM_HUES))
-    img, _ = render.object_image(rng, *render.random_size(rng, short), render.SHAPES[shape], hue)
-    return img
+    return picture(rng, *render.random_size(rng, short), KINDS[c], TEXTURES[rng.integers(len(TEXTURES))])
 
 
 def make_item(root, seed, item):

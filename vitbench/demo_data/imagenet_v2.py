@@ -1,7 +1,7 @@
 """ImageNet-V2 (matched frequency) in its release layout: ``<class index>/*.jpeg``, one folder per class named
 by its ImageNet-1k index.
 
-The demo draws the demo ImageNet's ten classes (indices 0..9: its synsets are the first ten) from other random
+The demo draws the demo ImageNet's 25 classes (indices 0..24: its synsets are the first 25) from other random
 streams, a few images per class, as V2 re-collects the same classes.
 """
 import os

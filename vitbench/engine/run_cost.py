@@ -55,6 +55,17 @@ def device_of(runner) -> dict:
     return dict(kind=device.type, name=name, count=int(runner.world_size), threads=None)
 
 
+def precision_of(runner) -> Optional[str]:
+    """'bf16' / 'fp16' when the run trains under autocast, 'fp32' otherwise, None for a run that does not train:
+    a number measured in bfloat16 on one machine and float32 on another should say so."""
+    wrapper = getattr(runner, 'optim_wrapper', None)
+    if wrapper is None or isinstance(wrapper, dict):
+        return None
+    if type(wrapper).__name__ in ('AmpOptimWrapper', 'CPUAmpOptimWrapper'):  # mmengine's (GPU) and ours (CPU)
+        return 'bf16' if getattr(wrapper, 'cast_dtype', None) == torch.bfloat16 else 'fp16'
+    return 'fp32'
+
+
 def peak_mem_MB(kind: str) -> Optional[float]:
     """Peak memory of this process in MiB: CUDA memory allocated by torch on a GPU, else the maximum resident
     set size. None where the platform cannot say."""
@@ -134,6 +145,7 @@ class RunMeter:
         """The run's own ``cost`` in result.json (the recorder adds the pre-training behind its weights)."""
         totals = self.totals(runner)
         wall_s = totals['wall_s']
-        return dict(wall_s=wall_s, device=self.device(runner), device_hours=totals['device_hours'],
+        return dict(wall_s=wall_s, device=self.device(runner), precision=precision_of(runner) if training else None,
+                    device_hours=totals['device_hours'],
                     peak_mem_MB=totals['peak_mem_MB'],
                     images_per_s=totals['images'] / wall_s if training and wall_s > 0 else None)

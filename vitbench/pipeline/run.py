@@ -16,6 +16,7 @@ command) in its own work dir, with a progress line per stage and a summary at th
   ``STOP_GRACE_S``. On Linux a stage also gets SIGTERM when the pipeline is killed outright (kill -9). A stage
   whose folder a live training holds (``run.lock``, taken by every tools/train.py) is not started twice.
 """
+import glob
 import json
 import os
 import os.path as osp
@@ -389,6 +390,7 @@ class PipelineRunner:
         return [d.work_dir for d in deps if d.kind in ('train', 'test') and (not existing or osp.isdir(d.work_dir))]
 
     def _leaderboard(self, stage: Stage, counter: str, start: float) -> StageResult:
+        from vitbench.results.expectations import check_expectations, expectations_from
         from vitbench.results.render import write_leaderboard
         from vitbench.results.table import LeaderboardError
         spec = stage.spec
@@ -396,12 +398,29 @@ class PipelineRunner:
         outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}
         # the keyword only when set, so that a write_leaderboard without it still renders the other pipelines
         baseline = {'baseline': spec['baseline']} if spec.get('baseline') else {}
+        figures = sorted({f for pattern in resolve(self.pipeline, stage, spec.get('figures') or [])
+                          for f in glob.glob(pattern)})
         try:
-            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True), **baseline)
+            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True),
+                                      figures=figures, **baseline)
         except (LeaderboardError, OSError, ValueError) as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
         metric = f'{len(table.rows)} rows, {len(table.conflicts)} conflicts'
+        if spec.get('expect'):
+            try:
+                outcomes = check_expectations(table, expectations_from(spec['expect'], stage.id))
+            except LeaderboardError as e:
+                self.say(f'{counter} {stage.id}: FAILED: {e}')
+                return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
+            broken = [o for o in outcomes if not o.holds]
+            for outcome in outcomes:
+                self.say(f'{counter} {stage.id}: expected ordering {outcome.line}')
+            if broken:  # the leaderboard is written; the stage fails so that the science breaking is not silent
+                detail = f'{len(broken)} of {len(outcomes)} expected orderings do not hold'
+                self.say(f'{counter} {stage.id}: FAILED: {detail} -> {", ".join(outputs.values())}')
+                return StageResult(stage.id, 'failed', time.time() - start, metric, detail=detail)
+            metric += f', {len(outcomes)} expected orderings hold'
         self.say(f'{counter} {stage.id}: ok, {metric} -> {", ".join(outputs.values())}')
         return StageResult(stage.id, 'ran', time.time() - start, metric, detail=', '.join(outputs.values()))
 

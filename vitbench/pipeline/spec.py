@@ -33,7 +33,10 @@ Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_ba
 * ``leaderboard``: ``runs`` (folders; default: the work dirs of the train / test stages it depends on), ``out``
   (file stem, default ``'{root}/leaderboard'``), ``formats`` (default ``['md', 'html']``), ``paper`` (default True),
   ``baseline`` (the row the others are compared with: a recipe label such as ``'scratch'``, or a backbone name;
-  ``--baseline`` replaces it).
+  ``--baseline`` replaces it), ``expect`` (orderings the measured table must show, e.g.
+  ``[dict(row='supervised', over='scratch', min_delta={'Flowers-102 top-1 (full)': 1.0})]``: the stage fails,
+  after writing the leaderboard, when a paired Δ falls short; see ``vitbench.results.expectations``), ``figures``
+  (PNG files other stages made, as glob patterns, e.g. ``'{root}/*/analysis/*.png'``: embedded in the HTML).
 
 ``train`` and ``test`` stages run once per backbone (``per_backbone=True``; work dir ``WORK_DIR/BACKBONE/NAME``);
 ``command`` and ``leaderboard`` stages once (``WORK_DIR/NAME``). A per-backbone stage whose config is for another
@@ -60,6 +63,8 @@ from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
+from vitbench.results.expectations import expectations_from
+
 from .resources import SLURM_KEYS, ResourceError, check_executor, check_resources
 
 STAGE_KINDS = ('train', 'test', 'command', 'leaderboard')
@@ -68,7 +73,7 @@ _KIND_KEYS = {
     'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'command': ('argv', 'creates'),
-    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline'),
+    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline', 'expect', 'figures'),
 }
 _SEEDED_KINDS = ('train', 'test')
 _TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages', 'executor', 'slurm')
@@ -281,6 +286,12 @@ def _check_stage(path: str, index: int, spec) -> dict:
             raise PipelineError(f"{where}: key 'formats' is {spec['formats']!r}, expected some of md, csv, html")
         _expect(where, spec, 'paper', bool, 'True or False')
         _expect(where, spec, 'baseline', str, "the name of the row to compare with, e.g. 'scratch' or a backbone")
+        _expect_list(where, spec, 'figures')
+        if spec.get('expect') is not None:
+            try:
+                expectations_from(spec['expect'], where)
+            except ValueError as e:
+                raise PipelineError(str(e)) from None
     return spec
 
 

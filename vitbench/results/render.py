@@ -187,7 +187,7 @@ def _md_deltas(deltas: Deltas, table: Table) -> List[str]:
 
 
 def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
-                    deltas: Optional[Deltas] = None) -> str:
+                    deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = ()) -> str:
     out = ['# vitbench leaderboard', '', '## Measured', '']
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){_where(sources, lambda s: f"`{s}`")}. {LEGEND}')
@@ -202,6 +202,8 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
         out += ['', '## Warnings: conflicting duplicate runs', '',
                 'The same cell is filled by runs that disagree:', '']
         out += [f'- {line}' for line in _conflict_lines(measured, _relative)]
+    if figures:
+        out += ['', '## Figures', ''] + [f'- `{title}`' for title, _ in figures]
     if paper:
         out += ['', '## Paper reference results (not measured here)', '', PAPER_INTRO]
         for table in paper:
@@ -320,7 +322,7 @@ def _img(title: str, png: bytes) -> str:
 
 
 def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (), plots: bool = True,
-                deltas: Optional[Deltas] = None) -> str:
+                deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = ()) -> str:
     from .plots import delta_plot, measured_plots, paper_plots
     e = html.escape
     n_runs = len({p for r in measured.rows for p in r.runs})
@@ -343,10 +345,13 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
         parts += [f'<li class="warning">{e(line)}</li>' for line in _conflict_lines(measured, _relative)]
         parts.append('</ul>')
     if plots and measured.rows:
-        figures = measured_plots(measured)
-        if figures:
+        charts = measured_plots(measured)
+        if charts:
             parts.append('<h2>Plots</h2>')
-            parts += [_img(title, png) for title, png in figures]
+            parts += [_img(title, png) for title, png in charts]
+    if figures:  # made by other stages (e.g. tools/analyze.py), embedded so that the page stands alone
+        parts.append('<h2>Figures</h2>')
+        parts += [f'<h3><code>{e(title)}</code></h3>' + _img(title, png) for title, png in figures]
     parts.append('</section>')
     if paper:
         parts += ['<section class="paper"><h2>Paper reference results (not measured here)</h2>',
@@ -364,16 +369,17 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
 
 
 def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
-           baseline: Optional[str] = None) -> str:
-    """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it."""
+           baseline: Optional[str] = None, figures: Sequence[Tuple[str, bytes]] = ()) -> str:
+    """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it;
+    ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown."""
     if fmt not in FORMATS:
         raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
     deltas = paired_deltas(measured, baseline) if baseline else None
     if fmt == 'md':
-        return render_markdown(measured, paper, sources, deltas)
+        return render_markdown(measured, paper, sources, deltas, figures)
     if fmt == 'csv':
         return render_csv(measured, paper, deltas)
-    return render_html(measured, paper, sources, deltas=deltas)
+    return render_html(measured, paper, sources, deltas=deltas, figures=figures)
 
 
 def format_of(path: str) -> str:
@@ -387,7 +393,7 @@ def format_of(path: str) -> str:
 
 
 def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True,
-                      baseline: Optional[str] = None) -> Table:
+                      baseline: Optional[str] = None, figures: Sequence[str] = ()) -> Table:
     """Build the table from the result.json files under ``runs`` and write it as ``{format: path}``
     (atomically: a reader never sees half a page), with the paired Δ against ``baseline`` when given. Every
     page is rendered before the first is written, so a bad baseline leaves no file. Returns the measured
@@ -396,7 +402,11 @@ def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool 
     from .table import build_table
     measured = build_table(runs)
     tables = load_paper_tables() if paper else []
-    pages = {path: render(fmt, measured, tables, runs, baseline) for fmt, path in outputs.items()}
+    pngs = []
+    for path in figures:
+        with open(path, 'rb') as f:
+            pngs.append((path, f.read()))
+    pages = {path: render(fmt, measured, tables, runs, baseline, pngs) for fmt, path in outputs.items()}
     for path, text in pages.items():
         atomic_write_text(text, path)
     return measured

@@ -1,0 +1,49 @@
+"""The demo measures something: its leaderboard stage checks that supervised pre-training beats training from
+scratch (configs/pipelines/demo.py, `expect`; `make test-demo` runs the demo and fails where it does not). This
+is the other half: the same check fails when the pre-training recipe is broken on purpose, a learning rate of 0
+that leaves the weights at their random initialisation."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vitbench.pipeline.spec import load_pipeline
+
+REPO = Path(__file__).resolve().parents[1]
+FLOWERS = 'Flowers-102 top-1 (full)'
+
+
+@pytest.mark.slow
+def test_a_pretraining_that_learns_nothing_fails_the_demos_expected_ordering(tmp_path):
+    (expected,) = load_pipeline(str(REPO / 'configs/pipelines/demo.py')).stage('leaderboard').spec['expect']
+    threshold = expected['min_delta'][FLOWERS]  # the demo's own, so the check tested is the one CI applies
+    demo = {s.id.split('/')[-1]: s for s in load_pipeline(str(REPO / 'configs/pipelines/demo.py')).stages}
+    make_data = demo['data'].spec['argv'][:-3] + ['imagenet', 'imagenet_v2', 'imagenet_real', 'flowers102']
+    broken = {'optim_wrapper.optimizer.lr': 0.0,  # at lr 0 the weights never move: two epochs are all epochs
+              'train_cfg.max_epochs': 2, 'train_cfg.val_interval': 2, 'default_hooks.checkpoint.interval': 2,
+              'param_scheduler.1.end': 2, 'experiment.pretrain.epochs': 2}
+    stages = [
+        dict(name='data', kind='command', argv=make_data),
+        dict(name='sup', config=demo['sup'].config, depends_on=['data'], outputs=['backbone.pth'],
+             cfg_options=broken, args=demo['sup'].spec['args']),
+    ]
+    flowers = demo['flowers102_scratch']
+    stages += [dict(name=f'flowers102_{init}', config=flowers.config, args=flowers.spec['args'],
+                    depends_on=['data', 'sup'] if init == 'sup' else ['data'],
+                    checkpoint='{sup}/backbone.pth' if init == 'sup' else None) for init in ('sup', 'scratch')]
+    stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages],
+                       formats=['md'], baseline='scratch',
+                       expect=[dict(expected, min_delta={FLOWERS: threshold})]))
+    config = tmp_path / 'broken.py'
+    config.write_text(f"work_dir = {str(tmp_path / 'work')!r}\nbackbones = ['vit_demo_patch8_64']\njobs = 2\n"
+                      f"stages = {stages!r}\n")
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', str(config)], cwd=REPO, capture_output=True,
+                            text=True, timeout=1800)
+    out = result.stdout
+    assert result.returncode == 1, out[-4000:] + result.stderr[-2000:]
+    assert f'leaderboard: expected ordering FAILED: supervised - scratch >= {threshold:+g} on {FLOWERS}' in out
+    assert 'leaderboard: FAILED: 1 of 1 expected orderings do not hold' in out
+    assert (tmp_path / 'work' / 'leaderboard.md').exists()  # the table is written all the same
+    for init in ('sup', 'scratch'):  # both downstream runs trained: the failure is the ordering, not a crash
+        assert f'flowers102_{init}: ok' in out
