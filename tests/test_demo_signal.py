@@ -2,12 +2,14 @@
 scratch (configs/pipelines/demo.py, `expect`; `make test-demo` runs the demo and fails where it does not). This
 is the other half: the same check fails when the pre-training recipe is broken on purpose, a learning rate of 0
 that leaves the weights at their random initialisation."""
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.pipeline.spec import load_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,3 +49,6 @@ def test_a_pretraining_that_learns_nothing_fails_the_demos_expected_ordering(tmp
     assert (tmp_path / 'work' / 'leaderboard.md').exists()  # the table is written all the same
     for init in ('sup', 'scratch'):  # both downstream runs trained: the failure is the ordering, not a crash
         assert f'flowers102_{init}: ok' in out
+    # --amp auto: bf16 where this CPU has fast bf16 units, float32 elsewhere, and each result.json says which
+    record = json.loads((tmp_path / 'work' / 'vit_demo_patch8_64' / 'sup' / 'result.json').read_text())
+    assert record['cost']['precision'] == ('bf16' if cpu_has_fast_bf16() else 'fp32')

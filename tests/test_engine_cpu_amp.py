@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from _tool_helpers import run_tool, train
+from _tool_helpers import REPO, run_tool, train
 from vitbench.engine.cpu_amp import CPUAmpOptimWrapper, cpu_has_fast_bf16
 
 
@@ -37,3 +37,18 @@ def test_train_tool_amp_refuses_detection_on_cpu():
     result = run_tool('tools/train.py', 'configs/demo/maskrcnn_demo.py', '--amp')
     assert result.returncode == 2 and '--amp without a GPU is not available for detection' in result.stderr
     assert 'Traceback' not in result.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason='on a GPU --amp auto is mixed precision everywhere')
+def test_amp_auto_keeps_float32_where_mixed_precision_cannot_run_and_says_why():
+    import importlib.util
+    from mmengine.config import Config
+    spec = importlib.util.spec_from_file_location('train_tool', REPO / 'tools' / 'train.py')
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    det = Config(dict(optim_wrapper=dict(type='OptimWrapper'), experiment=dict(task='det')))
+    tool.use_mixed_precision(det, 'configs/demo/maskrcnn_demo.py', auto=True)  # --amp alone refuses (above)
+    assert det.optim_wrapper.type == 'OptimWrapper'
+    seg = Config(dict(optim_wrapper=dict(type='OptimWrapper'), experiment=dict(task='seg')))
+    tool.use_mixed_precision(seg, 'configs/demo/upernet_demo.py', auto=True)
+    assert seg.optim_wrapper.type == ('vitbench.CPUAmpOptimWrapper' if cpu_has_fast_bf16() else 'OptimWrapper')
