@@ -18,6 +18,7 @@ from backbones import create_model, save_checkpoint
 from pretrain import ImageClassifier
 from pretrain.classifier import distillation_loss, joint_scores
 from vitbench import demo_data
+from vitbench.demo_data import imagenet
 from vitbench.experiment.cli import build_runner
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,17 +58,18 @@ def _resize(node):
 
 
 def shrunk(config: str, data_root: str, teacher: str, work_dir: str) -> Config:
-    """The config with its own backbone family shrunk, the demo data (10 classes), batches of 20, one epoch."""
+    """The config with its own backbone family shrunk, the demo data (its classes), batches of 20, one epoch."""
     cfg = Config.fromfile(str(REPO / config))
     cfg.model.backbone.update(SHRINK)
     cfg.model.backbone.pop('init_cfg', None)  # fine-tuning: from scratch here
-    cfg.model.num_classes = 10
-    cfg.model.data_preprocessor.num_classes = 10
+    cfg.model.num_classes = len(imagenet.WNIDS)
+    cfg.model.data_preprocessor.num_classes = len(imagenet.WNIDS)
     if cfg.model.get('distillation'):
         cfg.model.distillation.teacher = ConfigDict(checkpoint=teacher)
     for loader in ('train_dataloader', 'val_dataloader'):
         cfg[loader].update(num_workers=0, persistent_workers=False, pin_memory=False, batch_size=20)
-        cfg[loader].dataset.update(data_root=data_root, serialize_data=False)  # skips a gc.collect() per dataset
+        # 40 images of the demo data: two batches; serialize_data=False skips a gc.collect() per dataset
+        cfg[loader].dataset.update(data_root=data_root, serialize_data=False, indices=40)
         _resize(cfg[loader].dataset.pipeline)
     cfg.test_dataloader = cfg.val_dataloader
     cfg.val_cfg = dict(type='ExtraSetsValLoop', extra_sets=[])
