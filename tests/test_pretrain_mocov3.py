@@ -173,7 +173,8 @@ def test_demo_trains_exports_and_feeds_a_downstream_config(data_root, tmp_path, 
     """configs/demo/mocov3_demo.py through tools/train.py (2 epochs of 5 iterations on the tiny demo data): the
     momentum follows the cosine schedule, backbone.pth and result.json are written, and the transfer demo loads it."""
     work_dir = tmp_path / 'moco'
-    options = [f'train_dataloader.dataset.data_root={data_root}', 'train_dataloader.num_workers=0',
+    options = [f'train_dataloader.dataset.data_root={data_root}', 'train_dataloader.dataset.indices=40',
+               'train_dataloader.num_workers=0',
                'train_dataloader.persistent_workers=False', 'train_dataloader.batch_size=8', 'model.mlp_dim=64',
                'train_cfg.max_epochs=2', 'param_scheduler.1.end=2', 'default_hooks.logger.interval=1',
                'default_hooks.checkpoint.interval=2']

@@ -33,9 +33,10 @@ def data_root(tmp_path_factory):
 
 
 def train(config, work_dir, data_root, *extra, epochs=1, resume=False):
-    """tools/train.py on the tiny demo data: batches of 8, no worker processes, a checkpoint every epoch."""
+    """tools/train.py on 40 images of the tiny demo data: batches of 8 (5 iterations an epoch), no worker
+    processes, a checkpoint every epoch."""
     options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader') for key in (
-        f'dataset.data_root={data_root}', 'num_workers=0', 'persistent_workers=False')]
+        f'dataset.data_root={data_root}', 'num_workers=0', 'persistent_workers=False', 'dataset.indices=40')]
     options += ['train_dataloader.batch_size=8', 'val_dataloader.batch_size=10', f'train_cfg.max_epochs={epochs}',
                 'train_cfg.val_interval=1', 'default_hooks.checkpoint.interval=1', 'default_hooks.logger.interval=1']
     args = [sys.executable, 'tools/train.py', config, '--work-dir', str(work_dir), *extra,
