@@ -396,13 +396,14 @@ class PipelineRunner:
         spec = stage.spec
         out = resolve(self.pipeline, stage, spec['out'])
         outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}
-        # the keyword only when set, so that a write_leaderboard without it still renders the other pipelines
-        baseline = {'baseline': spec['baseline']} if spec.get('baseline') else {}
+        # the keywords only when set, so that a write_leaderboard without them still renders the other pipelines
+        options = {'baseline': spec['baseline']} if spec.get('baseline') else {}
         figures = sorted({f for pattern in resolve(self.pipeline, stage, spec.get('figures') or [])
                           for f in glob.glob(pattern)})
+        if figures:
+            options['figures'] = figures
         try:
-            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True),
-                                      figures=figures, **baseline)
+            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True), **options)
         except (LeaderboardError, OSError, ValueError) as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
