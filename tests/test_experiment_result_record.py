@@ -102,3 +102,13 @@ def test_unknown_backbone_is_exit_2_with_the_valid_names():
 def test_missing_backbone_checkpoint_is_exit_2():
     result = run_tool('tools/train.py', CONFIG, '--checkpoint', 'nowhere/backbone.pth')
     assert result.returncode == 2 and 'nowhere/backbone.pth' in result.stderr
+
+
+def test_the_record_says_its_resolution_and_the_variants_own():
+    """What the leaderboard tells a ↑384 fine-tune apart by (vitbench/results/table.py finetune_res)."""
+    from vitbench.experiment.result_record import resolutions
+    assert resolutions('deit3_base_patch16_224', dict(img_size=384)) == dict(img_size=384, variant_img_size=224)
+    assert resolutions('cait_m36_384', {}) == dict(img_size=384, variant_img_size=384)
+    assert resolutions('deit3_huge_patch14_224', dict(img_size=[378, 378])) == dict(img_size=378,
+                                                                                     variant_img_size=224)
+    assert resolutions('vit_demo_patch8_64', dict(img_size=(48, 32))) == dict(img_size=[48, 32], variant_img_size=64)

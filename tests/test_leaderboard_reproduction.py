@@ -24,11 +24,11 @@ MAE_LITE_FT = 'configs/finetune/mae_lite_vit_tiny12h_ft_300e.py'  # MAE-lite: 78
 
 
 def record(config, metrics, backbone='deit3_base_patch16_224', recipe='supervised', epochs=400, task='pretrain',
-           seed=0):
-    return dict(task=task, dataset='imagenet', backbone=backbone, backbone_overrides={},
+           seed=0, img_size=224, created='2026-01-01T00:00:00+00:00'):
+    return dict(task=task, dataset='imagenet', backbone=backbone, backbone_overrides=dict(img_size=img_size),
                 pretrain=dict(recipe=recipe, epochs=epochs, checkpoint=None), metrics=metrics, eval='ss',
-                params_M=86.6, gflops=17.6, seed=seed, config=config, git_commit='abc',
-                created='2026-01-01T00:00:00+00:00')
+                img_size=img_size, variant_img_size=224, params_M=86.6, gflops=17.6, seed=seed, config=config,
+                git_commit='abc', created=created)
 
 
 def write(root: Path, name: str, rec) -> Path:
@@ -104,6 +104,70 @@ def test_runs_of_one_cell_from_different_configs_are_not_one_experiment(tmp_path
     write(tmp_path, 'b', record(DEIT3_B_400, dict(top1=83.2), seed=1))  # two seeds of the paper's config
     link = links_of(tmp_path)['deit3_base_patch16_224', 'supervised', 400, TOP1]
     assert link.measured.n == 2 and link.delta == pytest.approx(0.0)
+
+
+# ------------------------------------------------------------------------- fine-tuning resolution (the papers' ↑384)
+
+FT224, FT384 = 'configs/finetune/deit3_base_in1k_ft224.py', 'configs/finetune/deit3_base_full_ft384.py'
+TOP1_384, V2_384 = TOP1.at('384'), V2.at('384')
+
+
+@pytest.fixture
+def two_resolutions(tmp_path):
+    """The 800-epoch ViT-B pre-training (at 192), its 224 fine-tune and its 384 fine-tune (thesis Table 6.7)."""
+    write(tmp_path, 'pretrain', record('configs/pretrain/deit3_base_in1k_800e.py', dict(top1=82.5), epochs=800,
+                                       img_size=192))
+    write(tmp_path, 'ft224', record(FT224, dict(top1=83.6, top1_v2=73.4), epochs=800, task='finetune'))
+    write(tmp_path, 'ft384', record(FT384, dict(top1=84.9, top1_v2=74.9), epochs=800, task='finetune', img_size=384,
+                                    created='2026-01-02T00:00:00+00:00'))
+    return tmp_path
+
+
+def test_a_224_and_a_384_finetune_of_one_pretraining_are_two_cells_not_a_conflict(two_resolutions):
+    table = build_table([str(two_resolutions)])
+    assert table.conflicts == []
+    [row] = table.rows
+    assert row.key == ('deit3_base_patch16_224', 'supervised', 800)
+    assert (row.values[TOP1], row.values[V2], row.values[TOP1_384], row.values[V2_384]) == (83.6, 73.4, 84.9, 74.9)
+    assert [c.label for c in table.columns] == ['ImageNet top-1', 'ImageNet top-1 (v2)', 'ImageNet top-1 ↑384',
+                                                'ImageNet top-1 (v2) ↑384']
+    assert row.cell_configs[TOP1] == (FT224,) and row.cell_configs[TOP1_384] == (FT384,)
+    md = render('md', table, [])
+    assert 'ImageNet top-1 ↑384' in md and 'conflicting duplicate runs' not in md
+
+
+def test_the_papers_384_rows_link_to_the_384_cell_and_the_224_rows_to_the_224_one(two_resolutions):
+    links = links_of(two_resolutions)
+    key = ('deit3_base_patch16_224', 'supervised', 800)
+    assert set(links) == {(*key, c) for c in (TOP1, V2, TOP1_384, V2_384)}
+    up384 = links[(*key, TOP1_384)]
+    assert up384.reported == 85.0 and up384.delta == pytest.approx(-0.1)
+    assert up384.sources == (('deit3_table6_7', 'DeiT III ViT-B↑384 (deit3_base_patch16_224)'),)
+    assert links[(*key, V2_384)].reported == 74.8
+    assert links[(*key, TOP1)].reported == 83.8 and links[(*key, V2)].reported == 73.6
+    assert 'ImageNet top-1 ↑384 | 84.9 | 85.0 | -0.1' in '\n'.join(
+        render('md', build_table([str(two_resolutions)]), load_paper_tables()).splitlines())
+
+
+def test_two_runs_at_one_resolution_with_one_seed_still_conflict(two_resolutions):
+    write(two_resolutions, 'ft384_again', record(FT384, dict(top1=85.3), epochs=800, task='finetune', img_size=384,
+                                                 created='2026-01-03T00:00:00+00:00'))
+    table = build_table([str(two_resolutions)])
+    [conflict] = table.conflicts
+    assert conflict.column == TOP1_384 and [e.value for e in conflict.entries] == [85.3, 84.9]
+    assert table.rows[0].values[TOP1] == 83.6  # the 224 fine-tune is untouched
+    # another seed at 384 is no conflict: the cell holds the mean over seeds
+    write(two_resolutions, 'ft384_again', record(FT384, dict(top1=85.3), epochs=800, task='finetune', img_size=384,
+                                                 seed=1))
+    table = build_table([str(two_resolutions)])
+    assert table.conflicts == [] and table.rows[0].stats[TOP1_384].n == 2
+
+
+def test_a_paper_rows_img_size_must_be_a_resolution(tmp_path):
+    bad = tmp_path / 'paper.yaml'
+    bad.write_text('tables:\n  - {id: t, source: S, rows: [{model: M, img_size: high, cls/imagenet: 1.0}]}\n')
+    with pytest.raises(LeaderboardError, match=r"table 't' rows\[0\] \(M\): key 'img_size' is 'high'"):
+        load_paper_tables(str(bad))
 
 
 @pytest.mark.parametrize('path, name', [
@@ -199,6 +263,23 @@ def test_every_linked_config_exists_and_trains_the_rows_model(config, variant, r
     assert experiment['backbone'] == variant, f'{config} trains {experiment["backbone"]}, {table} says {variant}'
     if experiment['task'] == 'pretrain':  # a fine-tuning config's recipe and epochs are its checkpoint's
         assert (experiment['pretrain']['recipe'], experiment['pretrain']['epochs']) == (recipe, epochs), config
+
+
+LINKED_RES = sorted({(config, row.variant, row.res, table.id) for table in load_paper_tables() for row in table.rows
+                     for config in row.configs})
+
+
+@pytest.mark.parametrize('config, variant, res, table', LINKED_RES, ids=lambda v: str(v))
+def test_every_linked_finetune_config_runs_at_the_rows_resolution(config, variant, res, table):
+    """A ↑R row (img_size: R) links a fine-tune at R; a row without img_size one at the variant's own resolution."""
+    from backbones.variants import VARIANTS
+    experiment = Config.fromfile(str(REPO / config)).experiment
+    own = VARIANTS[variant]['kwargs']['img_size']
+    img_size = (experiment.get('backbone_overrides') or {}).get('img_size', own)
+    if experiment['task'] == 'finetune':
+        assert str(img_size) == (res or str(own)), f'{config} fine-tunes at {img_size}, {table} says {res or own}'
+    else:  # a pre-training run's top-1 is never told apart by resolution
+        assert res == '', f'{table}: img_size on a row that links the pre-training config {config}'
 
 
 def test_the_readme_lists_every_linked_config():

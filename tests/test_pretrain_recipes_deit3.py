@@ -37,7 +37,9 @@ CHAIN = {
     **{f'pretrain/deit3_{s}_in1k_400e': None for s in ('tiny', 'small', 'medium', 'base', 'large', 'huge')},
     **{f'pretrain/deit3_{s}_in1k_800e': None for s in ('small', 'base', 'large', 'huge')},
     **{f'finetune/deit3_{s}_in1k_ft224': f'pretrain/deit3_{s}_in1k_800e' for s in ('base', 'large', 'huge')},
-    **{f'finetune/deit3_{s}_full_ft384': f'pretrain/deit3_{s}_in1k_800e' for s in ('small', 'base', 'large')},
+    **{f'finetune/deit3_{s}_full_ft384': f'pretrain/deit3_{s}_in1k_800e' for s in ('small', 'base', 'large', 'huge')},
+    # no longer ViT-T / ViT-M pre-training is published: their 384 fine-tunes start from the 400-epoch models
+    **{f'finetune/deit3_{s}_full_ft384': f'pretrain/deit3_{s}_in1k_400e' for s in ('tiny', 'medium')},
     **{f'finetune/deit3_base_{m}_ft384': 'pretrain/deit3_base_in1k_800e' for m in ('attn', 'ffn')},
     **{f'pretrain/deit3_{s}_in21k_240e': None for s in ('small', 'base', 'large')},
     'pretrain/deit3_huge_in21k_90e': None,

@@ -29,7 +29,7 @@ CONFIGS = sorted(
                                                            'm24', 'm36', 'm48')]
     + [f'configs/pretrain/three_things_{s}_{layout}_in1k_{e}.py' for s in ('small', 'base')
        for layout in ('36x1', '18x2') for e in ('300e', '400e')]
-    + ['configs/finetune/deit3_base_ffn_ft384.py'])
+    + ['configs/finetune/deit3_base_ffn_ft384.py', 'configs/finetune/cait_m36_ft384.py'])
 SIZE = 32  # every image size of the shrunk runs
 SHRINK = dict(depth=1, embed_dim=48, num_heads=2, patch_size=8, img_size=SIZE)  # the config's own family
 
@@ -83,7 +83,7 @@ def shrunk(config: str, data_root: str, teacher: str, work_dir: str) -> Config:
 
 
 def test_the_recipe_configs_are_all_there():
-    assert len(set(CONFIGS)) == 28
+    assert len(set(CONFIGS)) == 29
     assert [c for c in CONFIGS if not (REPO / c).is_file()] == []
 
 

@@ -28,6 +28,7 @@ from typing import Dict, Optional
 from mmengine.hooks import Hook
 
 from backbones import create_model
+from backbones.variants import VARIANTS
 from backbones.complexity import count_flops, count_params
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
@@ -85,6 +86,22 @@ def backbone_complexity(name: str, overrides: dict) -> dict:
     return dict(params_M=count_params(model) / 1e6, gflops=gflops)
 
 
+def _size(value):
+    """384, (384, 384) or [384, 384] → 384; (384, 320) → [384, 320] (height, width)."""
+    if isinstance(value, (list, tuple)):
+        height, width = (int(v) for v in value)
+        return height if height == width else [height, width]
+    return int(value)
+
+
+def resolutions(name: str, overrides: dict) -> dict:
+    """``img_size``: the input resolution the run built its backbone at (``backbone_overrides.img_size``, else the
+    variant's); ``variant_img_size``: the named variant's own. The leaderboard tells a fine-tune at another resolution
+    than the variant's own (the papers' ↑384) apart by them."""
+    own = (VARIANTS.get(name) or {}).get('kwargs', {}).get('img_size', 224)
+    return dict(img_size=_size(overrides.get('img_size', own)), variant_img_size=_size(own))
+
+
 def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
                  run_cost: Optional[dict] = None) -> dict:
     """The record of a run; ``run_cost`` is its own cost (``RunMeter.cost``), to which the record adds the
@@ -103,6 +120,7 @@ def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
         pretrain=pretrain,
         metrics=normalize_metrics(metrics),
         eval=experiment.get('eval', 'ss'),
+        **resolutions(experiment['backbone'], overrides),
         **backbone_complexity(experiment['backbone'], overrides),
         seed=seed,
         cost=cost,

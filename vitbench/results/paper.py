@@ -6,7 +6,9 @@ as the measured table, so the two read alike; they are rendered in their own sec
 A row may name the configs that reproduce it (``config``: one path or a list, as ``configs/<folder>/<name>.py``),
 with its ``variant``, ``recipe`` (the measured rows' pre-training label: supervised, mae, ...) and ``epochs``
 (of the pre-training); :mod:`vitbench.results.reproduction` then sets the measured cells of those runs beside
-it. Rows that name the same config, variant, recipe and epochs are one experiment: they must agree.
+it. Rows that name the same config, variant, recipe and epochs are one experiment: they must agree. A row fine-tuned
+at another resolution than its variant's own (the papers' ↑384) says so with ``img_size`` (e.g. 384): it then links
+to the measured "↑384" cells (:attr:`~vitbench.results.table.Column.res`), not to the variant-resolution ones.
 """
 import math
 import os.path as osp
@@ -15,10 +17,10 @@ from typing import List, Optional
 import yaml
 
 from .schema import KINDS
-from .table import Column, LeaderboardError, Row, Table, sorted_columns
+from .table import Column, LeaderboardError, Row, Table, res_label, sorted_columns
 
 PAPER_RESULTS = osp.join(osp.dirname(osp.abspath(__file__)), 'paper_results.yaml')
-_ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe')
+_ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe', 'img_size')
 _TABLE_KEYS = ('id', 'source', 'note', 'rows')
 
 
@@ -72,7 +74,7 @@ def _check_links(path: str, tables: List[Table]) -> None:
         for row in table.rows:
             for config in row.configs:
                 for column, value in row.values.items():
-                    key = (config, row.variant, row.link_recipe, row.epochs, column)
+                    key = (config, row.variant, row.link_recipe, row.epochs, link_column(row, column))
                     if key in seen and abs(seen[key][0] - value) > 1e-9:
                         other_value, other = seen[key]
                         raise LeaderboardError(
@@ -81,6 +83,12 @@ def _check_links(path: str, tables: List[Table]) -> None:
                             f"'{other}' reports {other_value}, table '{table.id}' ({row.backbone}) {value}; "
                             'one experiment, one number: link the config to one of them')
                     seen.setdefault(key, (value, table.id))
+
+
+def link_column(row: Row, column: Column) -> Column:
+    """The measured column a paper row's ``column`` is: at the row's fine-tuning resolution for ImageNet
+    classification (the paper prints a ↑384 row's top-1 under its plain top-1 column)."""
+    return column.at(row.res) if column.kind == 'cls' else column
 
 
 def _row(spec, where: str) -> Row:
@@ -105,11 +113,16 @@ def _row(spec, where: str) -> Row:
             raise LeaderboardError(f'{where}: key {key!r} is {spec[key]!r}, expected a number')
     if spec.get('epochs') is not None and not isinstance(spec['epochs'], int):
         raise LeaderboardError(f"{where}: key 'epochs' is {spec['epochs']!r}, expected an integer")
+    img_size = spec.get('img_size')
+    if img_size is not None and not (isinstance(img_size, int) and not isinstance(img_size, bool) and img_size > 0):
+        raise LeaderboardError(f"{where}: key 'img_size' is {img_size!r}, expected the resolution in pixels the row "
+                               "was fine-tuned at when it is not the variant's own (e.g. 384 for a ↑384 row)")
     configs = _configs(spec, where)
     model = spec['model'] + (f" ({spec['variant']})" if spec.get('variant') else '')
     return Row(model, str(spec.get('pretrain') or ''), spec.get('epochs'), params_M=spec.get('params_M'),
                gflops=spec.get('gflops'), values=values, note=str(spec.get('note') or ''),
-               variant=str(spec.get('variant') or ''), configs=configs, link_recipe=str(spec.get('recipe') or ''))
+               variant=str(spec.get('variant') or ''), configs=configs, link_recipe=str(spec.get('recipe') or ''),
+               res='' if img_size is None else res_label(img_size))
 
 
 def _configs(spec: dict, where: str) -> tuple:

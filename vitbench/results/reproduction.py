@@ -8,13 +8,16 @@ A measured cell is *linked* to a paper row when
   * the measured row's backbone, pre-training recipe and epochs are the paper row's ``variant``, ``recipe`` and
     ``epochs`` (a run shortened with ``--cfg-options`` records the epochs it trained, so it links to nothing;
     one fine-tuning config run from MAE and from distilled MAE checkpoints gives two experiments);
-  * the paper row reports that column (dataset and evaluation: top-1, ``v2``, ``real``, ``ms``, ...).
+  * the paper row reports that column (dataset and evaluation: top-1, ``v2``, ``real``, ``ms``, ...), at the same
+    fine-tuning resolution: a ↑384 paper row (``img_size: 384``) links to the measured "ImageNet top-1 ↑384" cell
+    of a 384 fine-tune, a row without ``img_size`` to the cells at the variant's own resolution.
 Rows of several tables may report the same experiment (the loader makes them agree): one link lists them all.
 """
 import html
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from .paper import link_column
 from .stats import Summary
 from .table import Column, Row, Table
 
@@ -42,9 +45,9 @@ def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
     for table in paper:
         for row in table.rows:
             for config in row.configs:
-                for column in row.values:
-                    key = (config, row.variant, row.link_recipe, row.epochs, column)
-                    index.setdefault(key, []).append((table.id, row))
+                for column, value in row.values.items():
+                    key = (config, row.variant, row.link_recipe, row.epochs, link_column(row, column))
+                    index.setdefault(key, []).append((table.id, row, value))
     links = []
     for row in measured.rows:
         for column in measured.columns:
@@ -53,8 +56,8 @@ def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
                 continue  # no value, or seeds from different configs: not one experiment
             reporting = index.get((configs[0], row.backbone, row.recipe, row.epochs, column))
             if reporting:
-                links.append(Link(row, column, row.stats[column], reporting[0][1].values[column],
-                                  tuple((table_id, paper_row.backbone) for table_id, paper_row in reporting)))
+                links.append(Link(row, column, row.stats[column], reporting[0][2],
+                                  tuple((table_id, paper_row.backbone) for table_id, paper_row, _ in reporting)))
     return links
 
 

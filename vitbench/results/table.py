@@ -9,8 +9,13 @@ A row is a (backbone, pre-training recipe, epochs) triple; a column is one downs
 * ``transfer`` top-1 per transfer dataset.
 
 ``experiment.eval`` other than ``ss`` (e.g. ``ms``, ``linear``) gives its own column, so a linear probe never
-collides with full fine-tuning. Parameters and GFLOPs are the backbone's, as ``result.json`` records them
-(runs that changed ``img_size`` count only if no run of the row kept the variant's own resolution).
+collides with full fine-tuning. So does a fine-tuning run at another resolution than its variant's own (the papers'
+"↑384": ``result.json`` ``img_size`` ≠ ``variant_img_size``): its cells go to "ImageNet top-1 ↑384", beside the
+224 fine-tune's "ImageNet top-1" of the same row, never in conflict with it. Only fine-tuning runs are told apart
+by resolution: a pre-training run's own top-1 is a by-product at its training resolution, which a fine-tune at the
+variant's own resolution supersedes (records from before the two keys existed count as the variant's own).
+Parameters and GFLOPs are the backbone's, as ``result.json`` records them (runs at another resolution than the
+variant's own count only if no run of the row kept it).
 
 Runs of one cell with different ``seed`` s are aggregated: the cell holds the mean over seeds with its
 :class:`~vitbench.results.stats.Summary` (sample std, n, 95 % interval) and the value of each seed, so that rows
@@ -67,6 +72,9 @@ class Column:
     kind: str  # one of KINDS
     dataset: str
     eval: str = 'ss'
+    # a fine-tune at another resolution than the variant's own: that resolution ('384', or '384x320' when not
+    # square), shown as "↑384"; '' for everything else
+    res: str = ''
 
     @property
     def label(self) -> str:
@@ -74,13 +82,19 @@ class Column:
         if self.kind == 'seg':
             return f'{name} mIoU {self.eval.upper()}' if self.eval in _EVAL_ORDER else f'{name} mIoU ({self.eval})'
         what = {'cls': 'top-1', 'transfer': 'top-1', 'box': 'box AP', 'mask': 'mask AP'}[self.kind]
-        return f'{name} {what}' + ('' if self.eval == 'ss' else f' ({self.eval})')
+        return f'{name} {what}' + ('' if self.eval == 'ss' else f' ({self.eval})') + (f' ↑{self.res}' if self.res
+                                                                                      else '')
+
+    def at(self, res: str) -> 'Column':
+        """This column at fine-tuning resolution ``res`` ('' : the variant's own)."""
+        return Column(self.kind, self.dataset, self.eval, res)
 
     def sort_key(self):
         eval_rank = _EVAL_ORDER.index(self.eval) if self.eval in _EVAL_ORDER else len(_EVAL_ORDER)
+        res_rank = tuple(int(n) for n in self.res.split('x')) if self.res else ()  # the variant's own first
         if self.kind in ('box', 'mask'):  # box and mask AP of one dataset side by side
-            return (KINDS.index('box'), _dataset_order(self.dataset), eval_rank, self.eval, self.kind)
-        return (KINDS.index(self.kind), _dataset_order(self.dataset), eval_rank, self.eval, '')
+            return (KINDS.index('box'), _dataset_order(self.dataset), res_rank, eval_rank, self.eval, self.kind)
+        return (KINDS.index(self.kind), _dataset_order(self.dataset), res_rank, eval_rank, self.eval, '')
 
 
 def sorted_columns(columns: Iterable[Column]) -> List[Column]:
@@ -123,6 +137,7 @@ class Row:
     variant: str = ''
     configs: Tuple[str, ...] = ()
     link_recipe: str = ''
+    res: str = ''  # the resolution a ↑R paper row was fine-tuned at ('' : the variant's own), as Column.res
     # measured rows only: each cell's value per seed and its summary over seeds
     samples: Dict[Column, Dict[Seed, float]] = field(default_factory=dict)
     stats: Dict[Column, Summary] = field(default_factory=dict)
@@ -202,6 +217,11 @@ def _integer(value) -> bool:
     return _number(value) and float(value).is_integer()
 
 
+def _img_size(value) -> bool:
+    return (_integer(value) and value > 0) or (
+        isinstance(value, list) and len(value) == 2 and all(_integer(v) and v > 0 for v in value))
+
+
 def _object(value) -> bool:
     return isinstance(value, dict)
 
@@ -261,6 +281,8 @@ def read_result(path: str) -> dict:
         value = (cost or {}).get(key)
         if value is not None and not _number(value):
             raise LeaderboardError(f"{path}: key 'cost.{key}' is {value!r}, expected a number or null")
+    for key in ('img_size', 'variant_img_size'):
+        _optional(path, key, record.get(key), _img_size, 'a size in pixels (an integer or [height, width]) or null')
     if record.get('backbone_overrides') is not None and not isinstance(record['backbone_overrides'], dict):
         raise LeaderboardError(f"{path}: key 'backbone_overrides' is {record['backbone_overrides']!r}, "
                                'expected an object')
@@ -288,25 +310,50 @@ def _eval_of(metric: str, eval: str) -> str:
     return eval if test_set is None else test_set if eval == 'ss' else f'{eval}, {test_set}'
 
 
+def res_label(img_size) -> str:
+    """384 or [384, 384] → '384'; [384, 320] → '384x320' (height x width)."""
+    if isinstance(img_size, (list, tuple)):
+        height, width = (int(v) for v in img_size)
+        return str(height) if height == width else f'{height}x{width}'
+    return str(int(img_size))
+
+
+def finetune_res(record: dict) -> str:
+    """The resolution that sets a fine-tuning run's cells apart (:attr:`Column.res`): its ``img_size`` when that is
+    not its variant's own ``variant_img_size``; '' for other tasks, for fine-tunes at the variant's own resolution and
+    for records without the two keys."""
+    if record['task'] != 'finetune' or record.get('img_size') is None or record.get('variant_img_size') is None:
+        return ''
+    res = res_label(record['img_size'])
+    return '' if res == res_label(record['variant_img_size']) else res
+
+
 def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
     """The (column, value, priority) cells a record fills; metrics no column shows are left out."""
     cells = []
+    res = finetune_res(record)
     for metric, kind in HEADLINE_METRICS[record['task']]:
         value = record['metrics'].get(metric)
         if value is None or math.isnan(value):
             continue
-        column = Column(kind, record['dataset'], _eval_of(metric, record.get('eval') or 'ss'))
+        column = Column(kind, record['dataset'], _eval_of(metric, record.get('eval') or 'ss'), res)
         cells.append((column, float(value), 1 if record['task'] == 'finetune' else 0))
     return cells
 
 
 def _row_cost(records: List[dict], key: str) -> Optional[float]:
     """The most common value among the row's runs, preferring runs at the variant's own resolution."""
-    native = [r for r in records if 'img_size' not in (r.get('backbone_overrides') or {})]
+    native = [r for r in records if _at_variant_resolution(r)]
     values = [round(float(r[key]), 4) for r in (native or records) if r.get(key) is not None]
     if not values:
         return None
     return collections.Counter(values).most_common(1)[0][0]
+
+
+def _at_variant_resolution(record: dict) -> bool:
+    if record.get('img_size') is not None and record.get('variant_img_size') is not None:
+        return res_label(record['img_size']) == res_label(record['variant_img_size'])
+    return 'img_size' not in (record.get('backbone_overrides') or {})  # a record from before the two keys
 
 
 def _row_order(row: Row):
@@ -359,7 +406,7 @@ def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conf
 
 def _row_price(row: Row, records: List[dict]) -> None:
     """Pre-training device-hours (its own runs, else what downstream runs read from their checkpoint), the
-    total over every distinct (task, dataset, eval) the row ran (mean over seeds) and the largest peak memory."""
+    total over every distinct (task, dataset, eval, fine-tuning resolution) the row ran (mean over seeds) and the largest peak memory."""
     own = [_cost(r, 'device_hours') for r in records if r['task'] == 'pretrain']
     pretrain = _mean(own) if any(v is not None for v in own) else _mean(
         _cost(r, 'pretrain_device_hours') for r in records)
@@ -369,7 +416,7 @@ def _row_price(row: Row, records: List[dict]) -> None:
     tasks: Dict[tuple, List[Optional[float]]] = collections.defaultdict(list)
     for r in records:
         if r['task'] != 'pretrain':
-            tasks[r['task'], r['dataset'], r.get('eval') or 'ss'].append(_cost(r, 'device_hours'))
+            tasks[r['task'], r['dataset'], r.get('eval') or 'ss', finetune_res(r)].append(_cost(r, 'device_hours'))
     task_hours = [_mean(hours) for hours in tasks.values()]
     if pretrain is not None and all(h is not None for h in task_hours):
         row.total_hours = pretrain + sum(task_hours)
