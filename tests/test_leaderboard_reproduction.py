@@ -24,9 +24,9 @@ MAE_LITE_FT = 'configs/finetune/mae_lite_vit_tiny12h_ft_300e.py'  # MAE-lite: 78
 
 
 def record(config, metrics, backbone='deit3_base_patch16_224', recipe='supervised', epochs=400, task='pretrain',
-           seed=0, img_size=224, created='2026-01-01T00:00:00+00:00'):
+           seed=0, img_size=224, created='2026-01-01T00:00:00+00:00', eval='ss'):
     return dict(task=task, dataset='imagenet', backbone=backbone, backbone_overrides=dict(img_size=img_size),
-                pretrain=dict(recipe=recipe, epochs=epochs, checkpoint=None), metrics=metrics, eval='ss',
+                pretrain=dict(recipe=recipe, epochs=epochs, checkpoint=None), metrics=metrics, eval=eval,
                 img_size=img_size, variant_img_size=224, params_M=86.6, gflops=17.6, seed=seed, config=config,
                 git_commit='abc', created=created)
 
@@ -161,6 +161,36 @@ def test_two_runs_at_one_resolution_with_one_seed_still_conflict(two_resolutions
                                                  seed=1))
     table = build_table([str(two_resolutions)])
     assert table.conflicts == [] and table.rows[0].stats[TOP1_384].n == 2
+
+
+# ------------------------------------------------------------- fine-tuning mode ("Three things" Table 5)
+
+ATTN384, FFN384 = 'configs/finetune/deit3_base_attn_ft384.py', 'configs/finetune/deit3_base_ffn_ft384.py'
+
+
+@pytest.mark.parametrize('config, mode', [(FT384, 'ss'), (ATTN384, 'attention'), (FFN384, 'ffn'),
+                                          ('configs/finetune/mae_vit_tiny12h_linprobe.py', 'linear')])
+def test_a_finetune_records_its_mode_as_its_eval(config, mode):
+    from vitbench.experiment.result_record import eval_of
+    cfg = Config.fromfile(str(REPO / config))
+    assert eval_of(cfg, dict(cfg.experiment)) == mode
+
+
+def test_full_attention_and_ffn_finetunes_of_one_pretraining_are_three_cells_each_linked(tmp_path):
+    """Table 5's three ViT-B↑384 fine-tunes of one 400-epoch model: no conflict, each against its own paper row."""
+    for name, config, mode, top1 in (('full', FT384, 'ss', 84.2), ('attn', ATTN384, 'attention', 84.0),
+                                     ('ffn', FFN384, 'ffn', 83.9)):
+        write(tmp_path, name, record(config, dict(top1=top1), task='finetune', img_size=384, eval=mode))
+    table = build_table([str(tmp_path)])
+    assert table.conflicts == []
+    [row] = table.rows
+    full, attn, ffn = TOP1_384, Column('cls', 'imagenet', 'attention', '384'), Column('cls', 'imagenet', 'ffn', '384')
+    assert (row.values[full], row.values[attn], row.values[ffn]) == (84.2, 84.0, 83.9)
+    assert attn.label == 'ImageNet top-1 (attention) ↑384'
+    links = links_of(tmp_path)
+    key = ('deit3_base_patch16_224', 'supervised', 400)
+    assert (links[(*key, full)].reported, links[(*key, attn)].reported, links[(*key, ffn)].reported) == (
+        84.3, 84.3, 84.1)
 
 
 def test_a_paper_rows_img_size_must_be_a_resolution(tmp_path):

@@ -102,6 +102,17 @@ def resolutions(name: str, overrides: dict) -> dict:
     return dict(img_size=_size(overrides.get('img_size', own)), variant_img_size=_size(own))
 
 
+def eval_of(cfg, experiment: dict) -> str:
+    """``experiment.eval``, else for an ImageNet fine-tune that trains only part of the model its mode
+    (``model.trainable``: 'attention', 'ffn' or 'linear'), so that "Three things" Tables 5/6's attention-only and
+    FFN-only fine-tunes, and a linear probe, fill their own leaderboard columns beside full fine-tuning's
+    rather than conflict with it (transfer runs get theirs from TransferCheckHook); else 'ss'."""
+    if experiment.get('eval'):
+        return experiment['eval']
+    trainable = (cfg.get('model') or {}).get('trainable', 'all')
+    return trainable if experiment['task'] == 'finetune' and trainable != 'all' else 'ss'
+
+
 def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
                  run_cost: Optional[dict] = None) -> dict:
     """The record of a run; ``run_cost`` is its own cost (``RunMeter.cost``), to which the record adds the
@@ -119,7 +130,7 @@ def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
         backbone_overrides=overrides,
         pretrain=pretrain,
         metrics=normalize_metrics(metrics),
-        eval=experiment.get('eval', 'ss'),
+        eval=eval_of(cfg, experiment),
         **resolutions(experiment['backbone'], overrides),
         **backbone_complexity(experiment['backbone'], overrides),
         seed=seed,
