@@ -77,3 +77,25 @@ def test_malformed_expectations_name_the_stage_and_key(tmp_path, spec, message):
                     f"expect={spec!r})]\n")
     with pytest.raises(PipelineError, match=message):
         load_pipeline(str(path))
+
+
+def test_an_ordering_whose_row_a_backbone_family_cannot_run_is_not_checked_and_says_so(runs, tmp_path):
+    """With --backbones patchconvnet_demo_64 the demo leaves out its MAE stages (families=['vit']): the MAE
+    ordering has no row, which is no broken promise; the others are still checked."""
+    import io
+    from vitbench.pipeline.run import PipelineRunner
+    orderings = [dict(row='supervised', over='scratch', min_delta={SEG: 1.0}),
+                 dict(row='mae', over='scratch', min_delta={SEG: 2.0})]
+    path = tmp_path / 'p.py'
+    path.write_text(f"work_dir = '{tmp_path}/w'\nbackbones = ['patchconvnet_demo_64']\nstages = ["
+                    "dict(name='mae', config='configs/demo/mae_demo.py', families=['vit']), "
+                    f"dict(name='board', kind='leaderboard', runs=[{str(runs)!r}], formats=['md'], "
+                    f"expect={orderings!r})]\n")
+    pipeline = load_pipeline(str(path))
+    assert pipeline.left_out
+    out = io.StringIO()
+    [board] = PipelineRunner(pipeline, out=out).run()
+    assert board.status == 'ran', out.getvalue()
+    assert "expected ordering mae > scratch not checked: no 'mae' row" in out.getvalue()
+    assert 'ok: supervised - scratch >= +1 on ADE20k-demo mIoU SS' in out.getvalue()
+    assert '1 expected orderings hold' in out.getvalue()
