@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mmengine.config import Config
 
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.pipeline.spec import load_pipeline
@@ -53,3 +54,29 @@ def test_a_pretraining_that_learns_nothing_fails_the_demos_expected_ordering(tmp
     # --amp auto: bf16 where this CPU has fast bf16 units, float32 elsewhere, and each result.json says which
     record = json.loads((tmp_path / 'work' / 'vit_demo_patch8_64' / 'sup' / 'result.json').read_text())
     assert record['cost']['precision'] == ('bf16' if cpu_has_fast_bf16() else 'fp32')
+
+
+def _demo(name):
+    return Config.fromfile(str(REPO / 'configs' / 'demo' / f'{name}.py'))
+
+
+def test_the_demo_schedules_are_the_ones_its_thresholds_were_measured_with():
+    """configs/pipelines/demo.py's expected orderings rest on the 3-seed Δ of exactly these schedules (README "What
+    make demo gives", docs/demo-signal.md): a change to one of them must come with a re-measured threshold."""
+    sup = _demo('sup_demo')
+    assert sup.model.backbone.img_size == 32 and sup.model.backbone.global_pool == 'avg'  # pooled: a dense start
+    assert sup.train_cfg.max_epochs == 20 and sup.optim_wrapper.optimizer.lr == 1e-3
+    assert sup.optim_wrapper.optimizer.type == 'AdamW' and sup.model.loss.label_smoothing == 0.1
+    assert sup.model.data_preprocessor.mixup_alpha == 0 and sup.model.data_preprocessor.cutmix_alpha == 0
+    assert [t['type'] for t in sup.train_pipeline] == ['LoadImage', 'RandomResizedCrop', 'RandomHorizontalFlip',
+                                                       'PackInputs']  # no colour jitter, no 3-Augment
+    mae = _demo('mae_demo')
+    assert mae.train_cfg.max_epochs == 20 and mae.optim_wrapper.optimizer.lr == 5e-4 and mae.img_size == 64
+    cifar = _demo('transfer_cifar10_demo')
+    assert cifar.train_dataloader.dataset.indices == 200 and cifar.train_cfg.max_epochs == 4
+    flowers = _demo('transfer_flowers102_demo')
+    assert flowers.train_cfg.max_epochs == 3 and flowers.img_size == 32
+    upernet = _demo('upernet_demo')
+    assert upernet.train_cfg.max_iters == 40 and upernet.crop_size == (128, 128)
+    maskrcnn = _demo('maskrcnn_demo')
+    assert maskrcnn.train_cfg.max_iters == 200 and maskrcnn.image_size == (128, 128)

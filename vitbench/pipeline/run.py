@@ -15,6 +15,9 @@ command) in its own work dir, with a progress line per stage and a summary at th
   which an interrupted pipeline (SIGINT, or SIGTERM through tools/pipeline.py) stops: SIGTERM, then SIGKILL after
   ``STOP_GRACE_S``. On Linux a stage also gets SIGTERM when the pipeline is killed outright (kill -9). A stage
   whose folder a live training holds (``run.lock``, taken by every tools/train.py) is not started twice.
+* Local train / test stages (plain python, no launcher) are forked from a process that has imported torch, mmengine,
+  mmseg, mmdet, timm and the suite once (:mod:`.preload`): each starts some seconds sooner, with every guarantee
+  above. ``VITBENCH_NO_PRELOAD=1`` runs them as subprocesses, as the other stages are.
 """
 import glob
 import json
@@ -32,6 +35,7 @@ from typing import Dict, List, Optional, TextIO
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
 from vitbench.results.schema import HEADLINE_METRICS
 
+from . import preload
 from .spec import Pipeline, PipelineError, Stage
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -220,6 +224,7 @@ class PipelineRunner:
         self._lock = threading.Lock()  # console lines of concurrent stages
         self._processes = set()
         self._stopping = False  # interrupted: a stage that ends now was stopped, it did not fail
+        self._preloaded = False  # this run forks its _forkable stages from the preload server
 
     def say(self, text: str) -> None:
         with self._lock:
@@ -283,6 +288,9 @@ class PipelineRunner:
         counters = {s.id: f'[{i}/{len(stages)}]' for i, s in enumerate(stages, 1)}
         pending, running = list(stages), {}
         start = time.time()
+        # before the pool's threads: starting the server sets os.environ for a moment (preload.start)
+        if any(self._forkable(s) and not is_done(self.pipeline, s) for s in stages):
+            self._preloaded = preload.start(self._environment())
         with ThreadPoolExecutor(self.jobs) as pool:
             try:
                 while pending or running:
@@ -334,7 +342,7 @@ class PipelineRunner:
             return StageResult(stage.id, 'failed', detail=str(e), log=log)
         self.say(f'{counter} {stage.id}: running' + (' (resuming)' if '--resume' in argv else '') + f', log {log}')
         offset = osp.getsize(log) if osp.isfile(log) else 0
-        returncode = self._execute(argv, log, stage.id)
+        returncode = self._execute(argv, log, stage.id, fork=self._preloaded and self._forkable(stage))
         seconds = time.time() - start
         if self._stopping:
             return StageResult(stage.id, 'interrupted', seconds, log=log)
@@ -352,14 +360,21 @@ class PipelineRunner:
         self.say(''.join(f'    | {line}' for line in _tail(log, 15, offset)).rstrip())
         return StageResult(stage.id, 'failed', seconds, detail=detail, log=log)
 
-    def _execute(self, argv: List[str], log: str, stage_id: str) -> int:
+    def _forkable(self, stage: Stage) -> bool:
+        """A train / test stage run by this python, no launcher: ``[sys.executable, tools/train.py, ...]``."""
+        return stage.kind in ('train', 'test') and not self.launcher and not self.pipeline.launcher
+
+    def _execute(self, argv: List[str], log: str, stage_id: str, fork: bool = False) -> int:
         prefix = f'    {stage_id}: ' if self.jobs > 1 else '    '
         with open(log, 'a', encoding='utf-8') as f:
             f.write(f'\n=== {time.strftime("%Y-%m-%d %H:%M:%S")} {subprocess.list2cmdline(argv)}\n')
             f.flush()
-            process = subprocess.Popen([sys.executable, '-c', _DIE_WITH_PIPELINE, str(os.getpid()), *argv],
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       errors='replace', bufsize=1, env=self._environment(), process_group=0)
+            if fork:
+                process = preload.ForkedStage(argv, self._environment())
+            else:
+                process = subprocess.Popen([sys.executable, '-c', _DIE_WITH_PIPELINE, str(os.getpid()), *argv],
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                           errors='replace', bufsize=1, env=self._environment(), process_group=0)
             self._processes.add(process)
             if self._stopping:  # started as the pipeline was interrupted, after it stopped the others
                 stop_stages([process])
