@@ -143,7 +143,7 @@ def test_demo_run_from_a_checkpoint_writes_result_json_with_the_mode(tiny, tmp_p
     assert (record['task'], record['dataset'], record['backbone'], record['eval']) == \
         ('transfer', 'cifar10', 'vit_demo_patch8_64', 'attention')
     assert record['pretrain'] == dict(recipe='supervised', epochs=8, checkpoint=checkpoint)
-    assert record['backbone_overrides'] == dict(img_size=32)
+    assert record['backbone_overrides'] == dict(img_size=32, global_pool='avg')
     assert set(record['metrics']) >= {'top1', 'top5'} and 0 <= record['metrics']['top1'] <= 100
     assert record['metrics']['top5'] >= record['metrics']['top1']
     assert not (work_dir / 'backbone.pth').exists()  # transfer runs leave no backbone export
