@@ -55,8 +55,8 @@ stages += [
 #   against 99.1 from ImageNet, after Table 3.7; why every dense and transfer table it reports starts pre-trained);
 # - MAE and distilled MAE ahead on ADE20k-demo (masked pre-training's strength on dense tasks: MAE-lite Table 4,
 #   DeiT III thesis Table 6.12).
-# Not listed, because the 3 seeds do not show them (issue 17): MAE and distilled MAE on COCO-demo (box Δ +1.7 ± 3.8
-# and +4.8 ± 5.9: scratch's box AP alone spreads 15.1-21.4 over the seeds after 200 iterations).
+# Not listed, because the seeds do not show them (issue 17): MAE and distilled MAE on COCO-demo (box Δ +1.7 ± 3.8
+# and +4.8 ± 5.9 over seeds 0-2, +1.5 [-2.5, +5.4] and +1.2 [-7.2, +9.6] over seeds 0-4).
 _expected = [
     dict(row='supervised', over='scratch', min_delta={
         'ADE20k-demo mIoU SS': 1.0,  # Δ +4.7 ± 1.9: about mean - 2 std
