@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,3 +27,11 @@ def train(work_dir, *extra):
     result = run_tool('tools/train.py', CONFIG, '--work-dir', work_dir, *extra)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
+
+
+def wait_for(condition, timeout=60.0, what='condition'):
+    """Polls ``condition`` until it holds; fails the test after ``timeout`` seconds, naming ``what``."""
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, f'timed out waiting for {what}'
+        time.sleep(0.1)

@@ -8,12 +8,11 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from _tool_helpers import CONFIG, FIXTURES, REPO, run_tool
+from _tool_helpers import CONFIG, FIXTURES, REPO, run_tool, wait_for
 from test_pipeline import fake, run, write_pipeline
 from vitbench.fileio import RUN_LOCK, FolderLock
 
@@ -49,13 +48,6 @@ def trainers_in(work_dir):
         if state != 'Z' and any(a.endswith(b'tools/train.py') for a in argv) and str(work_dir).encode() in argv:
             pids.append(int(entry.name))
     return pids
-
-
-def wait_for(condition, timeout=60.0, what='condition'):
-    deadline = time.time() + timeout
-    while not condition():
-        assert time.time() < deadline, f'timed out waiting for {what}'
-        time.sleep(0.1)
 
 
 def kill_all(pids):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from _tool_helpers import FIXTURES, REPO
+from _tool_helpers import FIXTURES, REPO, wait_for
 from test_pipeline import run, write_pipeline
 from vitbench.pipeline import preload
 from vitbench.pipeline import run as pipeline_run
@@ -71,13 +71,6 @@ def alive(pid):
         return False
 
 
-def wait_until_gone(pid, timeout=10.0, what='the process'):
-    deadline = time.time() + timeout
-    while alive(pid):
-        assert time.time() < deadline, f'{what} is still running'
-        time.sleep(0.1)
-
-
 def script_stages(tmp_path, *names):
     """A pipeline of train stages that run STAGE_SCRIPT as their tools/train.py, one per config name."""
     (tmp_path / 'tools').mkdir()
@@ -131,7 +124,7 @@ def test_a_forked_stage_has_a_process_group_of_its_own_which_stop_stages_stops(t
         start = time.time()
         stop_stages([stage], grace=1.0)
         assert stage.wait(10) == -signal.SIGKILL and time.time() - start >= 1.0
-        wait_until_gone(worker)  # the whole group was stopped
+        wait_for(lambda: not alive(worker), 10, 'the worker to end')  # the whole group was stopped
     finally:
         stop_stages([stage], grace=0)
 
@@ -168,16 +161,14 @@ def test_a_forked_stage_of_a_pipeline_killed_with_sigkill_dies(tmp_path):
     started = tmp_path / 'sleeps' / 'started'
     stage = None
     try:
-        deadline = time.time() + 60
-        while not started.exists() or not started.read_text():
-            assert driver.poll() is None and time.time() < deadline, 'the stage never started'
-            time.sleep(0.1)
+        wait_for(lambda: (started.exists() and started.read_text()) or driver.poll() is not None, 60, 'the stage to start')
+        assert driver.poll() is None, 'the pipeline ended before its stage started'
         pid, forked = started.read_text().split()
         stage = int(pid)
         assert forked == 'True'
         driver.kill()
         driver.wait()
-        wait_until_gone(stage, what='the stage of the pipeline killed with SIGKILL')
+        wait_for(lambda: not alive(stage), 10, 'the stage of the pipeline killed with SIGKILL to end')
     finally:
         driver.kill()
         if stage and alive(stage):

@@ -8,13 +8,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 import torch
 
 from _slurm_cluster import SlurmCluster, skip_reason
-from _tool_helpers import FIXTURES, REPO
+from _tool_helpers import FIXTURES, REPO, wait_for
 from test_pipeline import fake, write_pipeline
 from vitbench.pipeline.resources import time_minutes
 from vitbench.pipeline.slurm import describe
@@ -60,13 +59,6 @@ def toy_pipeline(work):
 
 def job_of(work, stage):
     return json.loads((work / 'slurm_jobs.json').read_text())[stage]['job_id']
-
-
-def wait_for(condition, timeout, what):
-    deadline = time.time() + timeout
-    while not condition():
-        assert time.time() < deadline, f'timed out waiting for {what}'
-        time.sleep(0.2)
 
 
 def leaderboard_rows(work):
