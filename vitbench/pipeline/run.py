@@ -30,7 +30,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, TextIO
+from typing import Dict, List, Optional, TextIO, Tuple
 
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
 from vitbench.results.schema import HEADLINE_METRICS
@@ -104,6 +104,16 @@ def _script(path: str) -> str:
     return in_repo if osp.exists(in_repo) else path
 
 
+def launch_of(pipeline: Pipeline, launcher: Optional[str] = None) -> Tuple[List[str], Optional[str]]:
+    """How a train / test stage starts: the program its script runs under and its ``--launcher`` (None: this
+    python, one process). ``launcher`` as for :func:`command_of`."""
+    if launcher:  # started by its own process manager (srun): this python under the manager's launcher
+        return [sys.executable], launcher
+    if pipeline.launcher:  # torchrun ... runs the script itself
+        return list(pipeline.launcher), 'pytorch'
+    return [sys.executable], None
+
+
 def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher: Optional[str] = None) -> List[str]:
     """The argv a train / test / command stage runs (its ``{...}`` references filled in); ``launcher``: the
     ``--launcher`` of a train / test run started by its own process manager (``'slurm'``: srun), else the
@@ -114,7 +124,7 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher:
         argv[0] = _script(argv[0])
         return [sys.executable, *argv] if argv[0].endswith('.py') else argv
     options = dict(resolve(pipeline, stage, dict(spec.get('cfg_options') or {})))
-    python = (not launcher and list(pipeline.launcher)) or [sys.executable]  # torchrun ... runs the script itself
+    python, launcher = launch_of(pipeline, launcher)
     if stage.kind == 'train':
         argv = [*python, osp.join(REPO, 'tools', 'train.py'), stage.config, '--work-dir', stage.work_dir]
         if spec.get('checkpoint'):
@@ -131,7 +141,6 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher:
                             'experiment.pretrain': None})
     if stage.seed is not None:  # the pipeline's seed wins over one in the stage's cfg_options: runs must differ
         options['randomness.seed'] = stage.seed
-    launcher = launcher or ('pytorch' if pipeline.launcher else None)
     if launcher:
         argv += ['--launcher', launcher]
     if stage.swap:
@@ -362,7 +371,7 @@ class PipelineRunner:
 
     def _forkable(self, stage: Stage) -> bool:
         """A train / test stage run by this python, no launcher: ``[sys.executable, tools/train.py, ...]``."""
-        return stage.kind in ('train', 'test') and not self.launcher and not self.pipeline.launcher
+        return stage.kind in ('train', 'test') and launch_of(self.pipeline, self.launcher) == ([sys.executable], None)
 
     def _execute(self, argv: List[str], log: str, stage_id: str, fork: bool = False) -> int:
         prefix = f'    {stage_id}: ' if self.jobs > 1 else '    '
