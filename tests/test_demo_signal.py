@@ -65,7 +65,7 @@ def test_the_demo_schedules_are_the_ones_its_thresholds_were_measured_with():
     make demo gives", docs/demo-signal.md): a change to one of them must come with a re-measured threshold."""
     sup = _demo('sup_demo')
     assert sup.model.backbone.img_size == 32 and sup.model.backbone.global_pool == 'avg'  # pooled: a dense start
-    assert sup.train_cfg.max_epochs == 20 and sup.optim_wrapper.optimizer.lr == 1e-3
+    assert sup.train_cfg.max_epochs == 40 and sup.optim_wrapper.optimizer.lr == 1e-3
     assert sup.optim_wrapper.optimizer.type == 'AdamW' and sup.model.loss.label_smoothing == 0.1
     assert sup.model.data_preprocessor.mixup_alpha == 0 and sup.model.data_preprocessor.cutmix_alpha == 0
     assert [t['type'] for t in sup.train_pipeline] == ['LoadImage', 'RandomResizedCrop', 'RandomHorizontalFlip',

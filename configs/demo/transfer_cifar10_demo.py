@@ -4,8 +4,8 @@
 # It trains on the first 200 training images only (12-30 per class, shuffled as the real batches are): with all
 # 5,000 every initialisation saturates at 98-99 %, and with 500 the pre-trained ones still reach 94-99 % (scratch
 # 76-85); with few labels a head start matters, as Flowers-102's 10 images per class make it matter for real. On
-# 200, seeds 0-2 (the 3-seed demo's backbones): scratch 46-50 %, supervised 76-80 %, MAE 62-69 %, distilled MAE
-# 60-67 % (docs/demo-signal.md, fourth round). From scratch, hence a training-size learning rate and lighter
+# 200, seeds 0-2 (the 3-seed demo's backbones): scratch 46-50 %, supervised 76-85 %, MAE 62-69 %, distilled MAE
+# 60-67 % (docs/demo-signal.md, fourth and fifth rounds). From scratch, hence a training-size learning rate and lighter
 # augmentation (no RandAugment / erasing, weaker Mixup/CutMix), 4 epochs. This is the demo pipeline's schedule.
 # From the demo pre-training: --checkpoint work_dirs/demo/sup_demo/backbone.pth
 _base_ = ['../transfer/cifar10_deit3_s.py']

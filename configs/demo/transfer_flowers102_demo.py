@@ -3,7 +3,7 @@
 # classes, 2,040 train + val / 1,020 test images in the real jpg/ + .mat layout; `python tools/make_demo_data.py
 # --out data/demo`) with the demo backbone vit_demo_patch8_64 at 32x32. It starts from scratch so that it runs
 # alone, with a shorter warm-up for the 3-epoch run (the demo pipeline's): ~35 CPU-seconds, 12.1 top-1 (chance: 1).
-# From the demo's supervised pre-training instead (20.6): --checkpoint work_dirs/demo/sup_demo/backbone.pth
+# From the demo's supervised pre-training instead (22-24, seeds 0-4): --checkpoint work_dirs/demo/sup_demo/backbone.pth
 _base_ = ['../transfer/flowers102_vit_tiny12h_mae.py']
 
 data_root = 'data/demo/flowers102'
