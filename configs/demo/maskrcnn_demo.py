@@ -1,8 +1,8 @@
 # The Mask R-CNN COCO experiment, scaled down for a CPU: the demo COCO (tools/make_demo_data.py; 6 of the 80
 # categories drawn, 800 training / 200 validation images), the 6-block demo ViT (8x8 patches) trained from
-# scratch on 128x128 LSJ crops for 200 iterations of 4 images (the demo pipeline's schedule), 64-wide pyramid and heads. Same model layout
-# (windowed attention with global blocks, simple feature pyramid, 2-conv RPN, 4conv1fc + LN heads), data
-# pipeline, metric and schedule shape as configs/maskrcnn_deit3_b.py. About 2-3 CPU-minutes; box / mask AP
+# scratch on 128x128 LSJ crops for 200 iterations of 4 images (the demo pipeline's schedule), 64-wide pyramid and
+# heads. Same model layout (windowed attention with global blocks, simple feature pyramid, 2-conv RPN, 4conv1fc + LN
+# heads), data pipeline, metric and schedule shape as configs/maskrcnn_deit3_b.py. About 2-3 CPU-minutes; box / mask AP
 # 15.6 / 19.9 from scratch, seed 0 (15.1-21.4 box AP over seeds 0-2; 31.2 / 34.3 after 300 iterations).
 #   python tools/make_demo_data.py --out data/demo --scale small --datasets coco
 #   python tools/train.py configs/demo/maskrcnn_demo.py      # -> work_dirs/demo/maskrcnn_demo/result.json

@@ -1,8 +1,9 @@
 """Running a :class:`~vitbench.pipeline.Pipeline`: each stage a subprocess of tools/train.py / tools/test.py (or its
 command) in its own work dir, with a progress line per stage and a summary at the end.
 
-* A ``train``/``test`` stage whose ``result.json`` (and declared ``outputs``) exists is done: it is skipped.
-  With ``resume``, a stage that started but did not finish continues from its last checkpoint.
+* A ``train``/``test`` stage whose ``result.json`` (and declared ``outputs``) exists is done: it is skipped,
+  unless its recipe changed since it ran (:mod:`.record`): then it runs again from the start, and so do the stages
+  built on it. With ``resume``, a stage that started but did not finish continues from its last checkpoint.
 * A stage that fails (non-zero exit, or no result.json) is reported with the end of its log; the stages that
   depend on it are skipped, the others go on. A ``leaderboard`` stage runs anyway: it tabulates what finished.
 * Every stage's output goes to ``WORK_DIR/pipeline.log``; ``verbose`` also echoes it, otherwise the latest
@@ -36,6 +37,7 @@ from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
 from vitbench.results.schema import HEADLINE_METRICS
 
 from . import preload
+from .record import changes, set_aside, write_record
 from .spec import Pipeline, PipelineError, Stage
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -152,9 +154,11 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher:
 
 
 def is_done(pipeline: Pipeline, stage: Stage) -> bool:
-    """train / test: result.json and the declared outputs exist; command: its ``creates`` exists."""
+    """train / test: result.json and the declared outputs exist, from the recipe it has now; command: its
+    ``creates`` exists."""
     if stage.kind in ('train', 'test'):
-        return osp.isfile(osp.join(stage.work_dir, 'result.json')) and not missing_outputs(stage)
+        return (osp.isfile(osp.join(stage.work_dir, 'result.json')) and not missing_outputs(stage)
+                and not changes(pipeline, stage))
     if stage.kind == 'command' and stage.spec.get('creates'):
         return osp.exists(resolve(pipeline, stage, stage.spec['creates']))
     return False
@@ -252,7 +256,9 @@ class PipelineRunner:
         """What a run would do, stage by stage (``--dry-run``)."""
         lines = list(self.pipeline.left_out)
         for i, stage in enumerate(self.pipeline.stages, 1):
-            state = 'done, skipped' if is_done(self.pipeline, stage) else 'to run'
+            changed = changes(self.pipeline, stage)
+            state = ('done, skipped' if is_done(self.pipeline, stage) else
+                     f'to run again from the start: {"; ".join(changed)}' if changed else 'to run')
             lines.append(f'[{i}/{len(self.pipeline.stages)}] {stage.id} ({stage.kind}; {state}) '
                          f'after: {", ".join(stage.deps) or "-"}')
             if stage.kind == 'leaderboard':
@@ -341,14 +347,21 @@ class PipelineRunner:
         os.makedirs(stage.work_dir, exist_ok=True)
         log = osp.join(stage.work_dir, LOG_NAME)
         try:
-            argv = command_of(self.pipeline, stage, self.resume, self.launcher)
             trainer = FolderLock(stage.work_dir, RUN_LOCK).holder()
             if trainer:  # e.g. left running by a pipeline killed before pipelines stopped their stages
                 raise PipelineError(f'a training still runs in {stage.work_dir} ({trainer}): not started twice; '
                                     'wait for it to end, or stop it')
+            changed = changes(self.pipeline, stage)
+            if changed:  # neither its result nor its checkpoint pointer is of this recipe: not done, not resumed
+                kept = ', '.join(f'{name}.stale' for name in set_aside(stage))
+                self.say(f'{counter} {stage.id}: its recipe changed since it ran ({"; ".join(changed)}): it runs '
+                         'again from the start' + (f', the earlier files kept as {kept}' if kept else ''))
+            argv = command_of(self.pipeline, stage, self.resume, self.launcher)
         except PipelineError as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', detail=str(e), log=log)
+        if stage.kind in ('train', 'test'):
+            write_record(self.pipeline, stage)
         self.say(f'{counter} {stage.id}: running' + (' (resuming)' if '--resume' in argv else '') + f', log {log}')
         offset = osp.getsize(log) if osp.isfile(log) else 0
         returncode = self._execute(argv, log, stage.id, fork=self._preloaded and self._forkable(stage))

@@ -54,6 +54,8 @@ that one instance (e.g. a teacher trained once). ``command`` and ``leaderboard``
 that runs once depends on every seed of its dependencies (a leaderboard's default ``runs`` hold all their work
 dirs) and may not refer to a stage that runs once per seed. The run itself is :mod:`vitbench.pipeline.run`.
 """
+import hashlib
+import json
 import os
 import os.path as osp
 import re
@@ -102,6 +104,7 @@ class Stage:
     config: Optional[str] = None  # train / test
     swap: Optional[str] = None  # --backbone to pass (None: the config's own backbone)
     task: Optional[str] = None  # experiment.task of the config
+    config_digest: Optional[str] = None  # sha256 of what the config holds, _base_ files merged (record.py)
 
 
 @dataclass
@@ -506,8 +509,10 @@ def _bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:
         if missing:
             raise PipelineError(f"{where}: config '{config}' has no experiment {missing}: without them the run "
                                 'writes no result.json and the pipeline cannot tell that the stage finished')
-        cache[config] = dict(experiment)
-    experiment = cache[config]
-    stage.config, stage.task = config, experiment['task']
+        # the values, not the text: a comment or a reformatting is no change of recipe
+        content = json.dumps(cfg.to_dict(), sort_keys=True, default=repr)
+        cache[config] = dict(experiment=dict(experiment), digest=hashlib.sha256(content.encode()).hexdigest())
+    experiment = cache[config]['experiment']
+    stage.config, stage.task, stage.config_digest = config, experiment['task'], cache[config]['digest']
     if stage.backbone and stage.backbone != experiment['backbone']:
         stage.swap = stage.backbone

@@ -1,0 +1,96 @@
+"""What a train / test stage was run as: ``WORK_DIR/stage.json``, written when the pipeline starts it.
+
+A stage's recipe is what decides its result: its config's content (``_base_`` files merged; comments and layout
+do not count), its ``cfg_options``, ``args``, ``checkpoint``, ``weights``, ``tta``, seed and ``--backbone`` swap,
+and the recipes of the stages it depends on (a pre-training that changed makes every downstream stage built on it
+change too). A stage whose recorded recipe differs from its recipe now is not done, even with a result.json: the
+pipeline runs it again from the start, keeping the earlier result as ``result.json.stale`` (:func:`set_aside`).
+A folder without a record (run before records existed, or by hand) is judged by its result.json alone.
+"""
+import hashlib
+import json
+import os
+import os.path as osp
+from typing import List, Optional
+
+from vitbench.fileio import atomic_write_text
+
+from .spec import Pipeline, Stage
+
+RECORD_NAME = 'stage.json'
+STALE_SUFFIX = '.stale'
+_RECIPE_KEYS = ('cfg_options', 'args', 'checkpoint', 'weights', 'tta')  # the spec keys that change a result
+_SET_ASIDE = ('result.json', RECORD_NAME, 'last_checkpoint')  # what makes a folder count as done or resumable
+
+
+def recipe_of(pipeline: Pipeline, stage: Stage) -> dict:
+    """What decides the stage's result, as JSON values (``{...}`` references unresolved: the dependencies'
+    recipes stand for what they mean)."""
+    if stage.kind == 'command':
+        return dict(kind='command', argv=list(stage.spec['argv']))
+    recipe = dict(kind=stage.kind, config=stage.config, config_digest=stage.config_digest, seed=stage.seed,
+                  backbone=stage.swap)
+    recipe.update({k: stage.spec[k] for k in _RECIPE_KEYS if stage.spec.get(k) not in (None, [], {})})
+    recipe['after'] = {d: fingerprint(pipeline, pipeline.stage(d)) for d in stage.deps}
+    return json.loads(json.dumps(recipe, sort_keys=True))  # tuples -> lists: as the record reads back
+
+
+def fingerprint(pipeline: Pipeline, stage: Stage) -> str:
+    return hashlib.sha256(json.dumps(recipe_of(pipeline, stage), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def read_record(stage: Stage) -> Optional[dict]:
+    """The folder's record; None when it has none, ``{}`` when it cannot be read (it vouches for nothing)."""
+    path = osp.join(stage.work_dir, RECORD_NAME)
+    if not osp.isfile(path):
+        return None
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def changes(pipeline: Pipeline, stage: Stage) -> List[str]:
+    """How the stage's recipe now differs from the one its folder's record holds (``[]``: the same, or no
+    record), e.g. ``["config configs/demo/sup_demo.py changed", "'mae' (a dependency) changed"]``."""
+    if stage.kind not in ('train', 'test'):
+        return []
+    record = read_record(stage)
+    if record is None:
+        return []
+    before, now = record.get('recipe') or {}, recipe_of(pipeline, stage)
+    if not before:
+        return [f'its record {osp.join(stage.work_dir, RECORD_NAME)} is unreadable']
+    found = []
+    if before.get('config_digest') != now['config_digest'] and before.get('config') == now['config']:
+        found.append(f'config {stage.config} changed')
+    for key in sorted(set(before) | set(now)):
+        if key == 'config_digest' or before.get(key) == now.get(key):
+            continue
+        if key == 'after':
+            was = before.get(key) or {}
+            found += [f"'{d}' (a dependency) changed" for d in sorted(set(was) | set(now[key]))
+                      if was.get(d) != now[key].get(d)]
+        else:
+            found.append(f'{key} changed')
+    return found
+
+
+def write_record(pipeline: Pipeline, stage: Stage) -> None:
+    record = dict(stage=stage.id, fingerprint=fingerprint(pipeline, stage), recipe=recipe_of(pipeline, stage))
+    atomic_write_text(json.dumps(record, indent=2, sort_keys=True) + '\n', osp.join(stage.work_dir, RECORD_NAME))
+
+
+def set_aside(stage: Stage) -> List[str]:
+    """Make the folder of a changed stage start afresh: its result.json, record and last-checkpoint pointer get
+    ``.stale`` (replacing older ones), so that it is neither done nor resumed. The checkpoints stay (the new run
+    overwrites them). Returns the names set aside."""
+    moved = []
+    for name in _SET_ASIDE:
+        path = osp.join(stage.work_dir, name)
+        if osp.isfile(path):
+            os.replace(path, path + STALE_SUFFIX)
+            moved.append(name)
+    return moved
