@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from vitbench.pipeline.command import command_of
+from vitbench.pipeline.record import RECORD_NAME, changes, is_done, write_record
+from vitbench.pipeline.run import PipelineRunner
 from vitbench.pipeline.spec import PipelineError, load_pipeline
-from vitbench.pipeline.record import RECORD_NAME, changes, write_record
-from vitbench.pipeline.run import PipelineRunner, command_of, is_done
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / 'toy_fixtures'

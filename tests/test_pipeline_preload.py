@@ -14,10 +14,10 @@ import pytest
 from _tool_helpers import FIXTURES, REPO, wait_for
 from test_pipeline import run, write_pipeline
 from vitbench.pipeline import preload
-from vitbench.pipeline import run as pipeline_run
+from vitbench.pipeline import command as pipeline_command
 from vitbench.pipeline.run import stop_stages
 
-# Stands in for tools/train.py (the tests point run.REPO to a folder with it): says whether it was forked from the
+# Stands in for tools/train.py (the tests point command.REPO to a folder with it): says whether it was forked from the
 # preloaded server and what it was given, then does what its config's name says.
 STAGE_SCRIPT = textwrap.dedent('''\
     import os, sys
@@ -131,7 +131,7 @@ def test_a_forked_stage_has_a_process_group_of_its_own_which_stop_stages_stops(t
 
 def test_a_forked_stage_gets_its_environment_and_reports_its_failures(tmp_path, monkeypatch, forked):
     path = script_stages(tmp_path, 'raises', 'exits')
-    monkeypatch.setattr(pipeline_run, 'REPO', str(tmp_path))
+    monkeypatch.setattr(pipeline_command, 'REPO', str(tmp_path))
     assert preload.start(dict(os.environ))
     monkeypatch.setenv('PRELOAD_TEST_MARK', 'set after the server started')
     _, results, out = run(path)
@@ -152,9 +152,9 @@ def test_a_forked_stage_of_a_pipeline_killed_with_sigkill_dies(tmp_path):
     path = script_stages(tmp_path, 'sleeps')
     # with no `if __name__ == '__main__'`: the stage must not run the pipeline's script again (multiprocessing would)
     (tmp_path / 'driver.py').write_text(textwrap.dedent(f'''\
-        from vitbench.pipeline import run
+        from vitbench.pipeline import command, run
         from vitbench.pipeline.spec import load_pipeline
-        run.REPO = {str(tmp_path)!r}
+        command.REPO = {str(tmp_path)!r}
         run.PipelineRunner(load_pipeline({path!r})).run()
     '''))
     driver = subprocess.Popen([sys.executable, str(tmp_path / 'driver.py')], cwd=REPO, stdout=subprocess.DEVNULL)

@@ -1,11 +1,14 @@
-"""What a train / test stage was run as: ``WORK_DIR/stage.json``, written when the pipeline starts it.
+"""What a stage's folder says: whether the stage is done (:func:`is_done`), its key metric, and what it was run as.
 
-A stage's recipe is what decides its result: its config's content (``_base_`` files merged; comments and layout
-do not count), its ``cfg_options``, ``args``, ``checkpoint``, ``weights``, ``tta``, seed and ``--backbone`` swap,
-and the recipes of the stages it depends on (a pre-training that changed makes every downstream stage built on it
-change too). A stage whose recorded recipe differs from its recipe now is not done, even with a result.json: the
-pipeline runs it again from the start, keeping the earlier result as ``result.json.stale`` (:func:`set_aside`).
-A folder without a record (run before records existed, or by hand) is judged by its result.json alone.
+A train / test stage is done when its result.json and declared ``outputs`` exist under the recipe it has now.
+``WORK_DIR/stage.json`` records the recipe, written when the pipeline starts the stage: what decides its result,
+that is its config's content (``_base_`` files merged; comments and layout do not count), its ``cfg_options``,
+``args``, ``checkpoint``, ``weights``, ``tta``, seed and ``--backbone`` swap, and the recipes of the stages it
+depends on (a pre-training that changed makes every downstream stage built on it change too). A stage whose
+recorded recipe differs from its recipe now is not done, even with a result.json: the pipeline runs it again from
+the start, keeping the earlier result as ``result.json.stale`` (:func:`set_aside`). A folder without a record (run
+before records existed, or by hand) is judged by its result.json alone. A command stage is done when its
+``creates`` exists.
 """
 import hashlib
 import json
@@ -14,7 +17,9 @@ import os.path as osp
 from typing import List, Optional
 
 from vitbench.fileio import atomic_write_text
+from vitbench.results.schema import HEADLINE_METRICS
 
+from .command import resolve
 from .spec import Pipeline, Stage
 
 RECORD_NAME = 'stage.json'
@@ -94,3 +99,34 @@ def set_aside(stage: Stage) -> List[str]:
             os.replace(path, path + STALE_SUFFIX)
             moved.append(name)
     return moved
+
+
+def is_done(pipeline: Pipeline, stage: Stage) -> bool:
+    """train / test: result.json and the declared outputs exist, from the recipe it has now; command: its
+    ``creates`` exists."""
+    if stage.kind in ('train', 'test'):
+        return (osp.isfile(osp.join(stage.work_dir, 'result.json')) and not missing_outputs(stage)
+                and not changes(pipeline, stage))
+    if stage.kind == 'command' and stage.spec.get('creates'):
+        return osp.exists(resolve(pipeline, stage, stage.spec['creates']))
+    return False
+
+
+def missing_outputs(stage: Stage) -> List[str]:
+    return [p for p in stage.spec.get('outputs') or [] if not osp.exists(osp.join(stage.work_dir, p))]
+
+
+def key_metric(stage: Stage) -> str:
+    """'mIoU 47.75' from the stage's result.json (its ``metric``, else the task's usual one)."""
+    path = osp.join(stage.work_dir, 'result.json')
+    try:
+        with open(path) as f:
+            record = json.load(f)
+        metrics = record['metrics']
+    except (OSError, ValueError, KeyError, TypeError):
+        return ''
+    # the task's headline metrics; a run without them (MAE pre-training) by its final loss
+    headline = [name for name, _ in HEADLINE_METRICS.get(record.get('task'), ())] + ['loss']
+    names = (stage.spec['metric'],) if stage.spec.get('metric') else headline
+    shown = [f'{n} {metrics[n]:.2f}' for n in names if isinstance(metrics.get(n), (int, float))]
+    return ', '.join(shown[:2] if record.get('task') == 'det' else shown[:1])

@@ -31,16 +31,15 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, TextIO, Tuple
+from typing import Dict, List, Optional, TextIO
 
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
-from vitbench.results.schema import HEADLINE_METRICS
 
 from . import preload
-from .record import changes, set_aside, write_record
+from .command import command_of, launch_of, resolve
+from .record import changes, is_done, key_metric, missing_outputs, set_aside, write_record
 from .spec import Pipeline, PipelineError, Stage
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 LOG_NAME = 'pipeline.log'
 SUMMARY_NAME = 'pipeline_summary.json'
 LOCK_NAME = 'pipeline.lock'
@@ -56,133 +55,6 @@ class StageResult:
     metric: str = ''
     detail: str = ''
     log: Optional[str] = None
-
-
-class _StageRef:
-    """What ``{STAGE}`` means in a string: the stage's work dir; ``{STAGE.last_checkpoint}`` its latest checkpoint."""
-
-    def __init__(self, stage: Stage):
-        self.stage = stage
-
-    def __format__(self, spec):
-        return format(self.stage.work_dir, spec)
-
-    @property
-    def last_checkpoint(self) -> str:
-        pointer = osp.join(self.stage.work_dir, 'last_checkpoint')
-        if not osp.isfile(pointer):
-            raise PipelineError(f"stage '{self.stage.id}' left no checkpoint ({pointer} does not exist)")
-        with open(pointer) as f:
-            return f.read().strip()
-
-
-def resolve(pipeline: Pipeline, stage: Stage, value):
-    """``value`` with every ``{...}`` filled in for ``stage`` (lists and dicts element by element)."""
-    if isinstance(value, str):
-        fields = dict(backbone=stage.backbone or '', work_dir=stage.work_dir, root=pipeline.work_dir)
-        fields.update({name: _StageRef(pipeline.stage(ref)) for name, ref in stage.refs.items()})
-        return value.format_map(fields)
-    if isinstance(value, (list, tuple)):
-        return type(value)(resolve(pipeline, stage, v) for v in value)
-    if isinstance(value, dict):
-        return {k: resolve(pipeline, stage, v) for k, v in value.items()}
-    return value
-
-
-def _option(value) -> str:
-    """A Python value as ``--cfg-options`` (mmengine's DictAction) reads it back."""
-    if isinstance(value, list):
-        return '[' + ','.join(_option(v) for v in value) + ']'
-    if isinstance(value, tuple):
-        return '(' + ','.join(_option(v) for v in value) + ',)'
-    return str(value)
-
-
-def _script(path: str) -> str:
-    """Scripts are found from the working directory first, else in the repository (tools/...)."""
-    if osp.isabs(path) or osp.exists(path):
-        return path
-    in_repo = osp.join(REPO, path)
-    return in_repo if osp.exists(in_repo) else path
-
-
-def launch_of(pipeline: Pipeline, launcher: Optional[str] = None) -> Tuple[List[str], Optional[str]]:
-    """How a train / test stage starts: the program its script runs under and its ``--launcher`` (None: this
-    python, one process). ``launcher`` as for :func:`command_of`."""
-    if launcher:  # started by its own process manager (srun): this python under the manager's launcher
-        return [sys.executable], launcher
-    if pipeline.launcher:  # torchrun ... runs the script itself
-        return list(pipeline.launcher), 'pytorch'
-    return [sys.executable], None
-
-
-def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher: Optional[str] = None) -> List[str]:
-    """The argv a train / test / command stage runs (its ``{...}`` references filled in); ``launcher``: the
-    ``--launcher`` of a train / test run started by its own process manager (``'slurm'``: srun), else the
-    pipeline's launcher prefix with ``--launcher pytorch``."""
-    spec = stage.spec
-    if stage.kind == 'command':
-        argv = resolve(pipeline, stage, list(spec['argv']))
-        argv[0] = _script(argv[0])
-        return [sys.executable, *argv] if argv[0].endswith('.py') else argv
-    options = dict(resolve(pipeline, stage, dict(spec.get('cfg_options') or {})))
-    python, launcher = launch_of(pipeline, launcher)
-    if stage.kind == 'train':
-        argv = [*python, osp.join(REPO, 'tools', 'train.py'), stage.config, '--work-dir', stage.work_dir]
-        if spec.get('checkpoint'):
-            argv += ['--checkpoint', resolve(pipeline, stage, spec['checkpoint'])]
-        if resume and osp.isfile(osp.join(stage.work_dir, 'last_checkpoint')):
-            argv.append('--resume')
-    else:  # test
-        argv = [*python, osp.join(REPO, 'tools', 'test.py'), stage.config,
-                resolve(pipeline, stage, spec['weights']), '--work-dir', stage.work_dir]
-        if spec.get('tta'):
-            argv.append('--tta')
-        if spec.get('checkpoint'):  # tools/test.py has no --checkpoint: record the provenance as train.py does
-            options.update({'experiment.checkpoint': resolve(pipeline, stage, spec['checkpoint']),
-                            'experiment.pretrain': None})
-    if stage.seed is not None:  # the pipeline's seed wins over one in the stage's cfg_options: runs must differ
-        options['randomness.seed'] = stage.seed
-    if launcher:
-        argv += ['--launcher', launcher]
-    if stage.swap:
-        argv += ['--backbone', stage.swap]
-    argv += resolve(pipeline, stage, list(spec.get('args') or []))
-    if options:
-        argv += ['--cfg-options', *[f'{k}={_option(v)}' for k, v in options.items()]]
-    return argv
-
-
-def is_done(pipeline: Pipeline, stage: Stage) -> bool:
-    """train / test: result.json and the declared outputs exist, from the recipe it has now; command: its
-    ``creates`` exists."""
-    if stage.kind in ('train', 'test'):
-        return (osp.isfile(osp.join(stage.work_dir, 'result.json')) and not missing_outputs(stage)
-                and not changes(pipeline, stage))
-    if stage.kind == 'command' and stage.spec.get('creates'):
-        return osp.exists(resolve(pipeline, stage, stage.spec['creates']))
-    return False
-
-
-def missing_outputs(stage: Stage) -> List[str]:
-    return [p for p in stage.spec.get('outputs') or [] if not osp.exists(osp.join(stage.work_dir, p))]
-
-
-def key_metric(stage: Stage) -> str:
-    """'mIoU 47.75' from the stage's result.json (its ``metric``, else the task's usual one)."""
-    path = osp.join(stage.work_dir, 'result.json')
-    try:
-        with open(path) as f:
-            record = json.load(f)
-        metrics = record['metrics']
-    except (OSError, ValueError, KeyError, TypeError):
-        return ''
-    # the task's headline metrics; a run without them (MAE pre-training) by its final loss
-    headline = [name for name, _ in HEADLINE_METRICS.get(record.get('task'), ())] + ['loss']
-    names = (stage.spec['metric'],) if stage.spec.get('metric') else headline
-    shown = [f'{n} {metrics[n]:.2f}' for n in names if isinstance(metrics.get(n), (int, float))]
-    return ', '.join(shown[:2] if record.get('task') == 'det' else shown[:1])
-
 
 # Runs a stage's argv in place of itself (exec), after asking Linux to send it SIGTERM when the pipeline dies
 # (PR_SET_PDEATHSIG survives exec). Not a preexec_fn: those are unsafe in a process with threads, and stages start

@@ -3,7 +3,7 @@ submitit, as ``facebookresearch/deit``'s and ``/mae``'s ``run_with_submitit.py``
 
 * **One job per stage, in dependency order.** A stage's job depends ``afterok`` on the jobs of the stages it
   depends on (``afterany`` for a leaderboard: it tabulates what finished) and is cancelled when one of them
-  fails (``--kill-on-invalid-dep=yes``). A stage already done (``result.json``, see :func:`~.run.is_done`) is not
+  fails (``--kill-on-invalid-dep=yes``). A stage already done (``result.json``, see :func:`~.record.is_done`) is not
   submitted, and its dependents do not wait for it; a stage whose job is still pending or running from an
   earlier submission is not submitted twice: its dependents wait for that job. Submitting again after a failure
   resubmits what did not finish.
@@ -31,7 +31,9 @@ from typing import Dict, List, Optional, TextIO
 from vitbench.fileio import FolderInUse, FolderLock, atomic_write_text
 
 from .resources import format_minutes, stage_resources
-from .run import LOCK_NAME, PipelineRunner, command_of, is_done
+from .command import command_of
+from .record import is_done
+from .run import LOCK_NAME, PipelineRunner
 from .spec import Pipeline, PipelineError, Stage
 
 JOBS_NAME = 'slurm_jobs.json'
