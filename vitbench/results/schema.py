@@ -1,6 +1,6 @@
 """The result.json schema's shared vocabulary, written once: the tasks a run can be, and each task's headline
 metrics with the leaderboard column kind they fill. ``vitbench.experiment.result_record`` writes records with
-these tasks, ``vitbench.results.table`` ranks them and ``vitbench.pipeline.run`` summarises stages by them.
+these tasks, ``vitbench.results.table`` ranks them and ``vitbench.pipeline.record`` summarises stages by them.
 The full record is described in docs/architecture.md."""
 
 TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
