@@ -187,14 +187,16 @@ def test_train_stage_runs_tools_train_and_resumes_with_resume(tmp_path, monkeypa
 
 # ---------------------------------------------------------------------------------------------- changed recipes
 
-def recorded_pair(tmp_path, pre_config='x = 1', seg_options=None):
-    """A pre-training and a segmentation built on it, both finished (result.json) under their recorded recipe."""
+def recorded_pair(tmp_path, seg_options=None, data_value=1.0):
+    """Data, a pre-training on it and a segmentation built on that, the last two finished (result.json) under
+    their recorded recipe."""
     pre, seg = tmp_path / 'pre.py', tmp_path / 'seg.py'
     for config, task in ((pre, 'pretrain'), (seg, 'seg')):
         if not config.exists():
             config.write_text(f"experiment = dict(task={task!r}, dataset='toy', backbone={DEMO!r})\nx = 1\n")
     path = write_pipeline(tmp_path, [
-        dict(name='pre', config=str(pre)),
+        fake('data', value=data_value),
+        dict(name='pre', config=str(pre), depends_on=['data']),
         dict(name='seg', config=str(seg), depends_on=['pre'], checkpoint='{pre}/backbone.pth',
              cfg_options=seg_options or {'a.b': 1}),
     ], backbones=[DEMO])
@@ -202,7 +204,7 @@ def recorded_pair(tmp_path, pre_config='x = 1', seg_options=None):
 
 
 def finish(pipeline):
-    for stage in pipeline.stages:
+    for stage in [s for s in pipeline.stages if s.kind == 'train']:
         os.makedirs(stage.work_dir, exist_ok=True)
         Path(stage.work_dir, 'result.json').write_text('{}')
         write_record(pipeline, stage)
@@ -216,7 +218,7 @@ def test_a_stage_whose_recipe_changed_is_not_done_nor_are_the_stages_built_on_it
     # a comment or a reformatting is no change: the record holds the config's values, not its text
     (tmp_path / 'pre.py').write_text((tmp_path / 'pre.py').read_text().replace('x = 1', 'x  =  1  # same'))
     pipeline = load_pipeline(recorded_pair(tmp_path))
-    assert all(is_done(pipeline, s) for s in pipeline.stages)
+    assert all(is_done(pipeline, s) for s in pipeline.stages if s.kind == 'train')
     # a value of a _base_ file changes the stage that inherits it, and the stage built on it
     base = tmp_path / 'schedule.py'
     base.write_text('epochs = 20\n')
@@ -235,6 +237,10 @@ def test_a_stage_whose_recipe_changed_is_not_done_nor_are_the_stages_built_on_it
     pipeline = load_pipeline(recorded_pair(tmp_path, seg_options={'a.b': 2}))
     assert is_done(pipeline, pipeline.stage(f'{DEMO}/pre'))
     assert changes(pipeline, pipeline.stage(f'{DEMO}/seg')) == ['cfg_options changed']
+    # what a command made is not tracked: its argv does not say (the demo data's names its worker count)
+    finish(pipeline)
+    pipeline = load_pipeline(recorded_pair(tmp_path, seg_options={'a.b': 2}, data_value=2.0))
+    assert all(is_done(pipeline, s) for s in pipeline.stages if s.kind == 'train')
     # a folder with no record (run by hand, or before records existed) is judged by its result.json alone
     os.remove(os.path.join(pipeline.stage(f'{DEMO}/seg').work_dir, RECORD_NAME))
     assert is_done(pipeline, pipeline.stage(f'{DEMO}/seg'))

@@ -8,7 +8,8 @@ depends on (a pre-training that changed makes every downstream stage built on it
 recorded recipe differs from its recipe now is not done, even with a result.json: the pipeline runs it again from
 the start, keeping the earlier result as ``result.json.stale`` (:func:`set_aside`). A folder without a record (run
 before records existed, or by hand) is judged by its result.json alone. A command stage is done when its
-``creates`` exists.
+``creates`` exists; what it made is not part of the recipes built on it (regenerated data does not make the
+stages that read it run again: delete their folders).
 """
 import hashlib
 import json
@@ -29,14 +30,14 @@ _SET_ASIDE = ('result.json', RECORD_NAME, 'last_checkpoint')  # what makes a fol
 
 
 def recipe_of(pipeline: Pipeline, stage: Stage) -> dict:
-    """What decides the stage's result, as JSON values (``{...}`` references unresolved: the dependencies'
+    """What decides a train / test stage's result, as JSON values (``{...}`` references unresolved: the dependencies'
     recipes stand for what they mean)."""
-    if stage.kind == 'command':
-        return dict(kind='command', argv=list(stage.spec['argv']))
     recipe = dict(kind=stage.kind, config=stage.config, config_digest=stage.config_digest, seed=stage.seed,
                   backbone=stage.swap)
     recipe.update({k: stage.spec[k] for k in _RECIPE_KEYS if stage.spec.get(k) not in (None, [], {})})
-    recipe['after'] = {d: fingerprint(pipeline, pipeline.stage(d)) for d in stage.deps}
+    # a command's argv does not say what it made (the demo data's options include its worker count): not tracked
+    recipe['after'] = {d: fingerprint(pipeline, pipeline.stage(d)) for d in stage.deps
+                       if pipeline.stage(d).kind in ('train', 'test')}
     return json.loads(json.dumps(recipe, sort_keys=True))  # tuples -> lists: as the record reads back
 
 
