@@ -30,8 +30,8 @@ _SET_ASIDE = ('result.json', RECORD_NAME, 'last_checkpoint')  # what makes a fol
 
 
 def recipe_of(pipeline: Pipeline, stage: Stage) -> dict:
-    """What decides a train / test stage's result, as JSON values (``{...}`` references unresolved: the dependencies'
-    recipes stand for what they mean)."""
+    """What decides a train / test stage's result, as JSON values (``{...}`` references unresolved: the
+    dependencies' recipes stand for what they mean)."""
     recipe = dict(kind=stage.kind, config=stage.config, config_digest=stage.config_digest, seed=stage.seed,
                   backbone=stage.swap)
     recipe.update({k: stage.spec[k] for k in _RECIPE_KEYS if stage.spec.get(k) not in (None, [], {})})
