@@ -246,6 +246,19 @@ def test_a_stage_whose_recipe_changed_is_not_done_nor_are_the_stages_built_on_it
     assert is_done(pipeline, pipeline.stage(f'{DEMO}/seg'))
 
 
+def test_a_config_holding_a_function_has_the_same_recipe_in_every_run(tmp_path):
+    """A lazy-import config may hold classes or functions: the recipe names them, never by their address, which
+    differs from process to process (else such a stage would run again every time)."""
+    (tmp_path / 'pre.py').write_text(f"experiment = dict(task='pretrain', dataset='toy', backbone={DEMO!r})\n"
+                                     'post = dict(fn=lambda x: x, type=dict)\n')
+    path = recorded_pair(tmp_path)
+    digest = ('from vitbench.pipeline.spec import load_pipeline; '
+              f'print(load_pipeline({path!r}).stage({DEMO + "/pre"!r}).config_digest)')
+    digests = {subprocess.run([sys.executable, '-c', digest], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout for _ in range(2)}
+    assert len(digests) == 1 and len(digests.pop().strip()) == 64
+
+
 def test_a_changed_training_runs_again_from_the_start_even_with_resume(tmp_path, monkeypatch):
     monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(FIXTURES), os.environ.get('PYTHONPATH', '')]))
     monkeypatch.setenv('OMP_NUM_THREADS', '1')

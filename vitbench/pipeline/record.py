@@ -42,7 +42,11 @@ def recipe_of(pipeline: Pipeline, stage: Stage) -> dict:
 
 
 def fingerprint(pipeline: Pipeline, stage: Stage) -> str:
-    return hashlib.sha256(json.dumps(recipe_of(pipeline, stage), sort_keys=True).encode()).hexdigest()[:16]
+    return _digest(recipe_of(pipeline, stage))
+
+
+def _digest(recipe: dict) -> str:
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def read_record(stage: Stage) -> Optional[dict]:
@@ -85,7 +89,8 @@ def changes(pipeline: Pipeline, stage: Stage) -> List[str]:
 
 
 def write_record(pipeline: Pipeline, stage: Stage) -> None:
-    record = dict(stage=stage.id, fingerprint=fingerprint(pipeline, stage), recipe=recipe_of(pipeline, stage))
+    recipe = recipe_of(pipeline, stage)
+    record = dict(stage=stage.id, fingerprint=_digest(recipe), recipe=recipe)
     atomic_write_text(json.dumps(record, indent=2, sort_keys=True) + '\n', osp.join(stage.work_dir, RECORD_NAME))
 
 

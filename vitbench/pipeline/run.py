@@ -128,8 +128,9 @@ class PipelineRunner:
         """What a run would do, stage by stage (``--dry-run``)."""
         lines = list(self.pipeline.left_out)
         for i, stage in enumerate(self.pipeline.stages, 1):
-            changed = changes(self.pipeline, stage)
-            state = ('done, skipped' if is_done(self.pipeline, stage) else
+            done = is_done(self.pipeline, stage)
+            changed = [] if done else changes(self.pipeline, stage)
+            state = ('done, skipped' if done else
                      f'to run again from the start: {"; ".join(changed)}' if changed else 'to run')
             lines.append(f'[{i}/{len(self.pipeline.stages)}] {stage.id} ({stage.kind}; {state}) '
                          f'after: {", ".join(stage.deps) or "-"}')

@@ -510,9 +510,15 @@ def _bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:
             raise PipelineError(f"{where}: config '{config}' has no experiment {missing}: without them the run "
                                 'writes no result.json and the pipeline cannot tell that the stage finished')
         # the values, not the text: a comment or a reformatting is no change of recipe
-        content = json.dumps(cfg.to_dict(), sort_keys=True, default=repr)
+        content = json.dumps(cfg.to_dict(), sort_keys=True, default=_by_name)
         cache[config] = dict(experiment=dict(experiment), digest=hashlib.sha256(content.encode()).hexdigest())
     experiment = cache[config]['experiment']
     stage.config, stage.task, stage.config_digest = config, experiment['task'], cache[config]['digest']
     if stage.backbone and stage.backbone != experiment['backbone']:
         stage.swap = stage.backbone
+
+
+def _by_name(value) -> str:
+    """What JSON cannot write (a class or function of a lazy-import config): its name, which is the same in every
+    run, never its repr, which may hold its address."""
+    return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__qualname__)}"
