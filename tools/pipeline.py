@@ -22,9 +22,10 @@ through submitit with its dependencies (afterok) and its resources (the config's
 
 A stage whose result.json exists is skipped (delete its work dir to redo it), unless its recipe changed since it
 ran (its config's values, options or a dependency: STAGE/stage.json): then it runs again from the start. A failing
-stage is reported and the stages after it are skipped, the others go on. One pipeline at a time in a work dir (WORK_DIR/pipeline.lock);
-interrupted (Ctrl-C, SIGTERM) or killed, it stops the stages it started. Exit status: 0 all stages finished,
-1 some did not, 2 the pipeline config is wrong or another pipeline runs in the work dir, 130 interrupted.
+stage is reported and the stages after it are skipped, the others go on. One pipeline at a time in a work dir
+(WORK_DIR/pipeline.lock); interrupted (Ctrl-C, SIGTERM) or killed, it stops the stages it started. Exit status:
+0 all stages finished, 1 some did not, 2 the pipeline config is wrong or another pipeline runs in the work dir,
+130 interrupted.
 """
 import argparse
 import shlex
