@@ -34,6 +34,8 @@ FAKE_STAGE = textwrap.dedent('''\
     print('Epoch(train) [1][1/1] loss: 0.5', flush=True)
     if task == 'fail':
         sys.exit('stage broke on purpose')
+    if task == 'crash':  # as every training crashed on a GPU machine when CUDA state crossed a fork
+        raise RuntimeError('Cannot re-initialize CUDA in forked subprocess')
     metric = dict(seg='mIoU', det='bbox_mAP', transfer='top1', pretrain='loss')[task]
     record = dict(task=task, dataset='toy', backbone='vit_demo_patch8_64', backbone_overrides={},
                   pretrain=dict(recipe='mae', epochs=1, checkpoint=None),
@@ -103,6 +105,24 @@ def test_failing_stage_skips_its_dependents_and_the_others_continue(tmp_path):
     # the leaderboard runs anyway and tabulates what finished
     board = (tmp_path / 'leaderboard.md').read_text()
     assert '88.5' in board and 'Paper reference results' in board
+
+
+def test_a_leaderboard_whose_stages_all_failed_says_which_and_why_one_line_each(tmp_path):
+    """Not only 'baseline scratch matches no row' (which hid the cause on the first GPU machine): each stage it
+    tabulates without, and the error that stopped it."""
+    path = write_pipeline(tmp_path, [
+        fake('sup', 'crash'), fake('scratch', 'crash'),
+        dict(name='leaderboard', kind='leaderboard', depends_on=['sup', 'scratch'], runs=['{root}'], formats=['md'],
+             baseline='scratch'),
+    ])
+    _, results, out = run(path)
+    assert results['sup'].detail == 'exit status 1: RuntimeError: Cannot re-initialize CUDA in forked subprocess'
+    for stage in ('sup', 'scratch'):
+        assert (f'leaderboard: without {stage}, which did not finish (failed: exit status 1: RuntimeError: Cannot '
+                're-initialize CUDA in forked subprocess)') in out
+    failed = next(line for line in out.splitlines() if 'leaderboard: FAILED' in line)
+    assert 'FAILED: 2 of the 2 stages it tabulates did not finish (above); ' in failed and 'scratch' in failed
+    assert results['leaderboard'].status == 'failed'
 
 
 def test_stages_with_a_result_are_skipped_on_the_next_run(tmp_path):

@@ -137,7 +137,8 @@ def test_a_forked_stage_gets_its_environment_and_reports_its_failures(tmp_path, 
     _, results, out = run(path)
     assert len(forked) == 2, out
     assert results['raises'].status == results['exits'].status == 'failed'
-    assert results['raises'].detail == 'exit status 1' and results['exits'].detail == 'exit status 3'
+    assert results['raises'].detail == 'exit status 1: ValueError: broke on purpose'
+    assert results['exits'].detail == 'exit status 3'
     for name in ('raises', 'exits'):
         log = (tmp_path / name / 'pipeline.log').read_text()
         assert (f"forked=True name=__main__ cwd={REPO} threads=1 mark=set after the server started "
@@ -173,3 +174,102 @@ def test_a_forked_stage_of_a_pipeline_killed_with_sigkill_dies(tmp_path):
         driver.kill()
         if stage and alive(stage):
             os.kill(stage, signal.SIGKILL)
+
+
+# Stands in for tools/train.py on a machine with GPUs: what the stage was given and whether CUDA state crossed a fork
+# into it; the stages of a pipeline wait for each other to start, so that they run side by side.
+GPU_STAGE_SCRIPT = textwrap.dedent('''\
+    import glob, json, os, sys, time
+    forked = 'vitbench.experiment.cli' in sys.modules
+    import torch
+    work_dir = sys.argv[sys.argv.index('--work-dir') + 1]
+    os.makedirs(work_dir, exist_ok=True)
+    seen = dict(forked=forked, bad_fork=torch._C._cuda_isInBadFork(), argv=sys.argv[1:],
+                devices=os.environ.get('CUDA_VISIBLE_DEVICES'), rank=os.environ.get('RANK'),
+                world=os.environ.get('WORLD_SIZE'))
+    with open(os.path.join(work_dir, f'seen{os.environ.get("RANK", "")}.json'), 'w') as f:
+        json.dump(seen, f)
+    deadline = time.time() + 60
+    while len(glob.glob(os.path.join(os.path.dirname(work_dir), '*', 'seen*.json'))) < int(os.environ['EXPECT']) \\
+            and time.time() < deadline:
+        time.sleep(0.05)
+    if os.environ.get('RANK', '0') == '0':
+        record = dict(task='pretrain', dataset='toy', backbone='vit_demo_patch8_64', backbone_overrides={},
+                      pretrain=None, metrics={'loss': 1.0}, eval='ss', params_M=1.0, gflops=0.1, config='toy',
+                      git_commit=None, created='2026-01-01T00:00:00+00:00')
+        with open(os.path.join(work_dir, 'result.json'), 'w') as f:
+            json.dump(record, f)
+''')
+
+
+def gpu_stages(tmp_path, monkeypatch, names):
+    (tmp_path / 'tools').mkdir()
+    (tmp_path / 'tools' / 'train.py').write_text(GPU_STAGE_SCRIPT)
+    monkeypatch.setattr(pipeline_command, 'REPO', str(tmp_path))
+    stages = []
+    for name in names:
+        config = tmp_path / f'{name}.py'
+        config.write_text("experiment = dict(task='pretrain', dataset='toy', backbone='vit_demo_patch8_64')\n")
+        stages.append(dict(name=name, config=str(config), per_backbone=False))
+    (tmp_path / 'stages').mkdir()  # the stages' work dirs, apart from tools/ and the configs
+    return write_pipeline(tmp_path / 'stages', stages)
+
+
+def seen(tmp_path, name, rank=''):
+    return json.loads((tmp_path / 'stages' / name / f'seen{rank}.json').read_text())
+
+
+def test_where_there_are_gpus_no_stage_is_forked_and_each_runs_on_its_own_gpu(tmp_path, monkeypatch, forked):
+    """The preload server asked CUDA for its devices (mmengine does at import: a stage forked from it is in torch's
+    'bad fork' state, here as on a GPU machine), so CUDA state would cross the fork into every training: 'Cannot
+    re-initialize CUDA in forked subprocess' on the first GPU machine. Where there are GPUs the stages start fresh,
+    and two stages side by side on a 2-GPU machine get one GPU each."""
+    path = gpu_stages(tmp_path, monkeypatch, ['first', 'second'])
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '0,1')  # what a 2-GPU machine shows (no GPU needed to start stages)
+    monkeypatch.setenv('EXPECT', '2')
+    _, results, out = run(path, jobs=2)
+    assert [r.status for r in results.values()] == ['ran', 'ran'], out
+    assert forked == []
+    first, second = seen(tmp_path, 'first'), seen(tmp_path, 'second')
+    assert not first['forked'] and not first['bad_fork'] and not second['bad_fork']
+    assert {first['devices'], second['devices']} == {'0', '1'}
+    assert 'first: on GPU 0' in out or 'first: on GPU 1' in out
+
+
+def test_without_gpus_the_stages_are_forked_from_the_preload_server(tmp_path, monkeypatch, forked):
+    """The other half: on a CPU machine the server saves each stage its imports; CUDA state there does no harm."""
+    path = gpu_stages(tmp_path, monkeypatch, ['only'])
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '')
+    monkeypatch.setenv('EXPECT', '1')
+    _, results, out = run(path)
+    assert results['only'].status == 'ran', out
+    assert len(forked) == 1 and seen(tmp_path, 'only')['forked'] and seen(tmp_path, 'only')['devices'] == ''
+
+
+def test_a_stage_of_several_gpus_runs_under_torchrun_one_process_per_gpu(tmp_path, monkeypatch, forked):
+    path = gpu_stages(tmp_path, monkeypatch, ['wide'])
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '0,1,2')
+    monkeypatch.setenv('EXPECT', '2')
+    runner, results, out = run(path, gpus_per_stage=2)
+    assert results['wide'].status == 'ran', out
+    ranks = [seen(tmp_path, 'wide', rank) for rank in (0, 1)]
+    assert [(r['rank'], r['world'], r['devices']) for r in ranks] == [('0', '2', '0,1'), ('1', '2', '0,1')]
+    assert ranks[0]['argv'][-2:] == ['--launcher', 'pytorch'] and not ranks[0]['forked']
+    assert '-m torch.distributed.run --standalone --nproc_per_node=2 ' in '\n'.join(runner.plan())
+
+
+def test_a_gpu_request_the_machine_cannot_meet_is_refused_in_one_line(tmp_path):
+    from vitbench.pipeline.gpus import GpuError, GpuPool
+    with pytest.raises(GpuError, match=r'--gpus-per-stage 4: this machine shows the pipeline 2 GPUs \(0,1\)'):
+        GpuPool(['0', '1'], 4)
+    pool = GpuPool(['0', '1'])  # the least used first, ties in order; a single GPU is shared
+    assert [pool.take(), pool.take(), pool.take()] == [['0'], ['1'], ['0']]
+    pool.give_back(['0'])
+    pool.give_back(['0'])
+    assert pool.take() == ['0'] and GpuPool([]).take() == []
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', 'configs/pipelines/demo.py', '--dry-run',
+                             '--gpus-per-stage', '2'], cwd=REPO, capture_output=True, text=True,
+                            env=dict(os.environ, CUDA_VISIBLE_DEVICES=''))
+    assert result.returncode == 2 and result.stderr.strip() == (
+        'error: --gpus-per-stage 2: this machine shows the pipeline 0 GPUs; ask for at most 1 (CUDA_VISIBLE_DEVICES '
+        'chooses which it shows)')

@@ -20,6 +20,12 @@ through submitit with its dependencies (afterok) and its resources (the config's
     python tools/pipeline.py configs/pipelines/paper_deit3.py --wait     # follow them until they end
     python tools/pipeline.py configs/pipelines/paper_deit3.py --cancel   # scancel the jobs still queued
 
+On a machine with GPUs, --jobs N runs N stages at a time, each on its own GPU where there are enough
+(CUDA_VISIBLE_DEVICES; the least used GPU first), and --gpus-per-stage G runs each under torchrun on G of them:
+
+    python tools/pipeline.py configs/pipelines/paper_maelite.py --jobs 8                     # one 8-GPU node
+    python tools/pipeline.py configs/pipelines/paper_deit3.py --jobs 2 --gpus-per-stage 4
+
 A stage whose result.json exists is skipped (delete its work dir to redo it), unless its recipe changed since it
 ran (its config's values, options or a dependency: STAGE/stage.json): then it runs again from the start. A failing
 stage is reported and the stages after it are skipped, the others go on. One pipeline at a time in a work dir
@@ -32,6 +38,7 @@ import shlex
 import signal
 import sys
 
+from vitbench.pipeline.gpus import GpuError
 from vitbench.pipeline.resources import ResourceError, check_value
 from vitbench.pipeline.run import PipelineRunner
 from vitbench.pipeline.spec import PipelineError, load_pipeline
@@ -57,12 +64,16 @@ def parse_args(argv=None):
                         '(default: they start over)')
     parser.add_argument('--jobs', type=int, metavar='N',
                         help="stages run at the same time when their dependencies allow, each with "
-                        "cpu_count // N threads (default: the config's jobs, else 1)")
+                        "cpu_count // N threads (default: the config's jobs, else 1); on a machine with GPUs each "
+                        "train / test stage gets its own, the least used first (CUDA_VISIBLE_DEVICES)")
+    parser.add_argument('--gpus-per-stage', type=int, default=1, metavar='G',
+                        help='GPUs of each local train / test stage, run under torchrun with one process per GPU '
+                        '(default: 1); e.g. --jobs 2 --gpus-per-stage 4 on an 8-GPU node')
     parser.add_argument('--dry-run', action='store_true', help='print the stages and their commands; run nothing')
     parser.add_argument('--verbose', action='store_true', help="echo every stage's log (default: progress lines)")
     slurm = parser.add_argument_group('Slurm (vitbench/pipeline/slurm.py, resources.py)')
     slurm.add_argument('--executor', choices=['local', 'slurm'],
-                       help="'local': stages run here, one after the other (default); 'slurm': each stage one job")
+                       help="'local': stages run here, --jobs at a time (default); 'slurm': each stage one job")
     slurm.add_argument('--partition', help="replaces the config's slurm partition")
     slurm.add_argument('--nodes', type=int, metavar='N', help="nodes per stage (a stage's own resources win)")
     slurm.add_argument('--gpus-per-node', type=int, metavar='G', help='GPUs per node; a training runs one task each')
@@ -113,7 +124,12 @@ def main(argv=None) -> int:
     if args.jobs is not None and args.jobs < 1:
         print(f'error: --jobs must be >= 1, got {args.jobs}', file=sys.stderr)
         return 2
-    runner = PipelineRunner(pipeline, resume=args.resume, verbose=args.verbose, jobs=args.jobs)
+    try:
+        runner = PipelineRunner(pipeline, resume=args.resume, verbose=args.verbose, jobs=args.jobs,
+                                gpus_per_stage=args.gpus_per_stage)
+    except GpuError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 2
     if args.dry_run:
         print('\n'.join(runner.plan()))
         return 0

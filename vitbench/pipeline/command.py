@@ -4,6 +4,7 @@ import os.path as osp
 import sys
 from typing import List, Optional, Tuple
 
+from .gpus import torchrun
 from .spec import Pipeline, PipelineError, Stage
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -57,27 +58,32 @@ def _script(path: str) -> str:
     return in_repo if osp.exists(in_repo) else path
 
 
-def launch_of(pipeline: Pipeline, launcher: Optional[str] = None) -> Tuple[List[str], Optional[str]]:
+def launch_of(pipeline: Pipeline, launcher: Optional[str] = None,
+              gpus_per_stage: int = 1) -> Tuple[List[str], Optional[str]]:
     """How a train / test stage starts: the program its script runs under and its ``--launcher`` (None: this
-    python, one process). ``launcher`` as for :func:`command_of`."""
+    python, one process). ``launcher`` and ``gpus_per_stage`` as for :func:`command_of`."""
     if launcher:  # started by its own process manager (srun): this python under the manager's launcher
         return [sys.executable], launcher
     if pipeline.launcher:  # torchrun ... runs the script itself
         return list(pipeline.launcher), 'pytorch'
+    if gpus_per_stage > 1:  # one process per GPU of the stage
+        return torchrun(gpus_per_stage), 'pytorch'
     return [sys.executable], None
 
 
-def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher: Optional[str] = None) -> List[str]:
+def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher: Optional[str] = None,
+               gpus_per_stage: int = 1) -> List[str]:
     """The argv a train / test / command stage runs (its ``{...}`` references filled in); ``launcher``: the
     ``--launcher`` of a train / test run started by its own process manager (``'slurm'``: srun), else the
-    pipeline's launcher prefix with ``--launcher pytorch``."""
+    pipeline's launcher prefix with ``--launcher pytorch``, else torchrun for a stage of ``gpus_per_stage`` > 1
+    GPUs on this machine."""
     spec = stage.spec
     if stage.kind == 'command':
         argv = resolve(pipeline, stage, list(spec['argv']))
         argv[0] = _script(argv[0])
         return [sys.executable, *argv] if argv[0].endswith('.py') else argv
     options = dict(resolve(pipeline, stage, dict(spec.get('cfg_options') or {})))
-    python, launcher = launch_of(pipeline, launcher)
+    python, launcher = launch_of(pipeline, launcher, gpus_per_stage)
     if stage.kind == 'train':
         argv = [*python, osp.join(REPO, 'tools', 'train.py'), stage.config, '--work-dir', stage.work_dir]
         if spec.get('checkpoint'):

@@ -16,14 +16,21 @@ command) in its own work dir, with a progress line per stage and a summary at th
   which an interrupted pipeline (SIGINT, or SIGTERM through tools/pipeline.py) stops: SIGTERM, then SIGKILL after
   ``STOP_GRACE_S``. On Linux a stage also gets SIGTERM when the pipeline is killed outright (kill -9). A stage
   whose folder a live training holds (``run.lock``, taken by every tools/train.py) is not started twice.
-* Local train / test stages (plain python, no launcher) are forked from a process that has imported torch, mmengine,
-  mmseg, mmdet, timm and the suite once (:mod:`.preload`): each starts some seconds sooner, with every guarantee
-  above. ``VITBENCH_NO_PRELOAD=1`` runs them as subprocesses, as the other stages are.
+* On a machine with GPUs (:mod:`.gpus`), each train / test stage gets ``gpus_per_stage`` of them through
+  ``CUDA_VISIBLE_DEVICES``, the least used first: ``jobs 8`` on an 8-GPU node runs eight stages on a GPU each; a
+  stage of several GPUs runs under torchrun (one process per GPU). Stages under a launcher of their own (srun, the
+  pipeline's ``launcher`` prefix) are placed by it, not here.
+* On a machine without GPUs, local train / test stages (plain python, no launcher) are forked from a process that
+  has imported torch, mmengine, mmseg, mmdet, timm and the suite once (:mod:`.preload`): each starts some seconds
+  sooner, with every guarantee above. Not where there are GPUs: that process has asked CUDA how many devices there
+  are (mmengine does at import), and CUDA state does not survive a fork ("Cannot re-initialize CUDA in forked
+  subprocess"); there, as under ``VITBENCH_NO_PRELOAD=1``, they start as fresh subprocesses, as the other stages do.
 """
 import glob
 import json
 import os
 import os.path as osp
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +44,7 @@ from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
 
 from . import preload
 from .command import command_of, launch_of, resolve
+from .gpus import GpuError, GpuPool, visible_gpus
 from .record import changes, is_done, key_metric, missing_outputs, set_aside, write_record
 from .spec import Pipeline, PipelineError, Stage
 
@@ -100,10 +108,18 @@ def _duration(seconds: float) -> str:
 
 class PipelineRunner:
     def __init__(self, pipeline: Pipeline, resume: bool = False, verbose: bool = False, out: TextIO = None,
-                 heartbeat: float = 60.0, jobs: Optional[int] = None, launcher: Optional[str] = None):
+                 heartbeat: float = 60.0, jobs: Optional[int] = None, launcher: Optional[str] = None,
+                 gpus: Optional[List[str]] = None, gpus_per_stage: int = 1):
         self.pipeline, self.resume, self.verbose, self.heartbeat = pipeline, resume, verbose, heartbeat
         self.launcher = launcher  # the --launcher of train / test stages (command_of)
         self.jobs = jobs or pipeline.jobs
+        # the GPUs local train / test stages share (default: what this process sees); GpuError if too few. Not where
+        # a launcher of their own (srun, the pipeline's torchrun prefix) starts them: it places its processes
+        if (launcher or pipeline.launcher) and gpus_per_stage > 1:
+            raise GpuError(f'--gpus-per-stage {gpus_per_stage}: the stages start under a launcher of their own '
+                           f'({launcher or " ".join(pipeline.launcher)}), which decides their processes and GPUs')
+        self.gpus = GpuPool([] if launcher or pipeline.launcher else visible_gpus() if gpus is None else gpus,
+                            gpus_per_stage)
         self.out = out or sys.stdout
         self.results: Dict[str, StageResult] = {}
         self._lock = threading.Lock()  # console lines of concurrent stages
@@ -142,7 +158,7 @@ class PipelineRunner:
                              f'{{{",".join(stage.spec["formats"])}}}{baseline}')
                 continue
             try:
-                argv = command_of(self.pipeline, stage, self.resume, self.launcher)
+                argv = self._command(stage)
                 lines.append('    ' + subprocess.list2cmdline(argv))
             except PipelineError as e:  # e.g. {upernet.last_checkpoint} before upernet ran
                 lines.append(f'    (command known once its dependencies ran: {e})')
@@ -229,7 +245,7 @@ class PipelineRunner:
                 kept = ', '.join(f'{name}.stale' for name in set_aside(stage))
                 self.say(f'{counter} {stage.id}: its recipe changed since it ran ({"; ".join(changed)}): it runs '
                          'again from the start' + (f', the earlier files kept as {kept}' if kept else ''))
-            argv = command_of(self.pipeline, stage, self.resume, self.launcher)
+            argv = self._command(stage)
         except PipelineError as e:
             self.say(f'{counter} {stage.id}: FAILED: {e}')
             return StageResult(stage.id, 'failed', detail=str(e), log=log)
@@ -237,12 +253,20 @@ class PipelineRunner:
             write_record(self.pipeline, stage)
         self.say(f'{counter} {stage.id}: running' + (' (resuming)' if '--resume' in argv else '') + f', log {log}')
         offset = osp.getsize(log) if osp.isfile(log) else 0
-        returncode = self._execute(argv, log, stage.id, fork=self._preloaded and self._forkable(stage))
+        devices = self.gpus.take() if stage.kind in ('train', 'test') else []
+        try:
+            if devices:
+                self.say(f'{counter} {stage.id}: on GPU {",".join(devices)}')
+            returncode = self._execute(argv, log, stage.id, fork=self._preloaded and self._forkable(stage),
+                                       devices=devices)
+        finally:
+            self.gpus.give_back(devices)
         seconds = time.time() - start
         if self._stopping:
             return StageResult(stage.id, 'interrupted', seconds, log=log)
         if returncode != 0:
-            detail = f'exit status {returncode}'
+            cause = _cause(log, offset)
+            detail = f'exit status {returncode}' + (f': {cause}' if cause else '')
         elif stage.kind in ('train', 'test') and not osp.isfile(osp.join(stage.work_dir, 'result.json')):
             detail = 'finished without writing result.json'
         elif missing_outputs(stage):
@@ -255,21 +279,31 @@ class PipelineRunner:
         self.say(''.join(f'    | {line}' for line in _tail(log, 15, offset)).rstrip())
         return StageResult(stage.id, 'failed', seconds, detail=detail, log=log)
 
-    def _forkable(self, stage: Stage) -> bool:
-        """A train / test stage run by this python, no launcher: ``[sys.executable, tools/train.py, ...]``."""
-        return stage.kind in ('train', 'test') and launch_of(self.pipeline, self.launcher) == ([sys.executable], None)
+    def _command(self, stage: Stage) -> List[str]:
+        return command_of(self.pipeline, stage, self.resume, self.launcher, self.gpus.per_stage)
 
-    def _execute(self, argv: List[str], log: str, stage_id: str, fork: bool = False) -> int:
+    def _forkable(self, stage: Stage) -> bool:
+        """A train / test stage run by this python, no launcher, on a machine without GPUs (no CUDA state may
+        cross the fork from the preload server): ``[sys.executable, tools/train.py, ...]``."""
+        return (stage.kind in ('train', 'test') and not self.gpus.gpus and
+                launch_of(self.pipeline, self.launcher, self.gpus.per_stage) == ([sys.executable], None))
+
+    def _execute(self, argv: List[str], log: str, stage_id: str, fork: bool = False,
+                 devices: List[str] = ()) -> int:
         prefix = f'    {stage_id}: ' if self.jobs > 1 else '    '
+        env = self._environment()
+        if devices:
+            env['CUDA_VISIBLE_DEVICES'] = ','.join(devices)
         with open(log, 'a', encoding='utf-8') as f:
-            f.write(f'\n=== {time.strftime("%Y-%m-%d %H:%M:%S")} {subprocess.list2cmdline(argv)}\n')
+            gpus = f'CUDA_VISIBLE_DEVICES={env["CUDA_VISIBLE_DEVICES"]} ' if devices else ''
+            f.write(f'\n=== {time.strftime("%Y-%m-%d %H:%M:%S")} {gpus}{subprocess.list2cmdline(argv)}\n')
             f.flush()
             if fork:
-                process = preload.ForkedStage(argv, self._environment())
+                process = preload.ForkedStage(argv, env)
             else:
                 process = subprocess.Popen([sys.executable, '-c', _DIE_WITH_PIPELINE, str(os.getpid()), *argv],
                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                           errors='replace', bufsize=1, env=self._environment(), process_group=0)
+                                           errors='replace', bufsize=1, env=env, process_group=0)
             self._processes.add(process)
             if self._stopping:  # started as the pipeline was interrupted, after it stopped the others
                 stop_stages([process])
@@ -312,11 +346,19 @@ class PipelineRunner:
                           for f in glob.glob(pattern)})
         if figures:
             options['figures'] = figures
+        # what it tabulates without, one line each: a table that cannot be made says why (e.g. every training failed)
+        unfinished = [self.results[d] for d in stage.deps
+                      if d in self.results and self.results[d].status in ('failed', 'blocked', 'interrupted')]
+        for result in unfinished:
+            self.say(f'{counter} {stage.id}: without {result.id}, which did not finish ({result.status}: '
+                     f'{result.detail or "-"})')
         try:
             table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True), **options)
         except (LeaderboardError, OSError, ValueError) as e:
-            self.say(f'{counter} {stage.id}: FAILED: {e}')
-            return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
+            cause = f'{len(unfinished)} of the {len(stage.deps)} stages it tabulates did not finish (above); ' \
+                if unfinished else ''
+            self.say(f'{counter} {stage.id}: FAILED: {cause}{e}')
+            return StageResult(stage.id, 'failed', time.time() - start, detail=cause + str(e))
         metric = f'{len(table.rows)} rows, {len(table.conflicts)} conflicts'
         if spec.get('expect'):
             expectations = expectations_from(spec['expect'], stage.id)
@@ -363,6 +405,15 @@ class PipelineRunner:
     @property
     def ok(self) -> bool:
         return all(r.status in ('ran', 'cached') for r in self.results.values())
+
+
+_ERROR_LINE = re.compile(r'^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt)(?::|$)|^error: ')
+
+
+def _cause(path: str, offset: int = 0) -> str:
+    """The last line of this run's log that names an error (a traceback's last line, a tool's 'error: ...'), or ''."""
+    lines = [line.strip() for line in _tail(path, 200, offset)]
+    return next((line[:300] for line in reversed(lines) if _ERROR_LINE.match(line)), '')
 
 
 def _tail(path: str, n: int, offset: int = 0) -> List[str]:
