@@ -2,7 +2,7 @@
 PYTHON := .venv/bin/python
 DEMO_DATA := data/demo
 
-.PHONY: install demo test test-demo test-fast bench env clean-demo
+.PHONY: install demo test test-demo test-fast bench gpu-check env clean-demo
 
 install:            ## create .venv and install the pinned stack (first time ~10 min: mmcv compiles)
 	bash tools/install.sh
@@ -22,6 +22,9 @@ test-fast: install  ## the test suite without the slow end-to-end tests
 
 bench: install      ## speed/memory ratios vs reference implementations
 	$(PYTHON) tools/benchmark.py all
+
+gpu-check: install  ## on a GPU machine: env, benchmarks (eager + compiled), dense steps, --compile, the demo (~10 min)
+	$(PYTHON) tools/gpu_check.py
 
 env: install        ## versions, mmcv ops, hardware
 	$(PYTHON) tools/env_check.py
