@@ -58,7 +58,7 @@ MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'pretrain.classifi
 MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS)
 WEIGHT_INITIALIZERS = _child('weight initializer', MMENGINE_WEIGHT_INITIALIZERS)
 OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS, ['pretrain.optim'])
-OPTIM_WRAPPERS = _child('optim_wrapper', MMENGINE_OPTIM_WRAPPERS, ['vitbench.engine.cpu_amp'])
+OPTIM_WRAPPERS = _child('optim_wrapper', MMENGINE_OPTIM_WRAPPERS, ['vitbench.engine.amp', 'vitbench.engine.cpu_amp'])
 OPTIM_WRAPPER_CONSTRUCTORS = _child('optimizer wrapper constructor', MMENGINE_OPTIM_WRAPPER_CONSTRUCTORS,
                                     ['vitbench.engine.layer_decay'])
 PARAM_SCHEDULERS = _child('parameter scheduler', MMENGINE_PARAM_SCHEDULERS)

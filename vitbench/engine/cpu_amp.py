@@ -10,14 +10,11 @@ bfloat16 is only fast on CPUs with bf16 instructions (AVX512-BF16, AMX). Elsewhe
 it and autocast runs about 30x slower than float32 (DeiT III-S: 0.18 vs 6.05 images/s): :func:`cpu_has_fast_bf16`
 tells the two apart; ``tools/train.py --amp`` refuses such a CPU and ``tools/benchmark.py`` skips its bf16 rows.
 """
-import contextlib
-
-import torch
 from mmengine.logging import print_log
-from mmengine.optim import OptimWrapper
 
 from vitbench.registry import OPTIM_WRAPPERS
 
+from .amp import AutocastOptimWrapper
 from .cpu import cpu_flags
 
 # CPU flags (/proc/cpuinfo) of the bf16 instructions autocast's bf16 kernels run on. torch's own report is no
@@ -37,18 +34,11 @@ SLOW_BF16 = (f'this CPU has no bfloat16 instructions ({" / ".join(FAST_BF16_FLAG
 
 
 @OPTIM_WRAPPERS.register_module()
-class CPUAmpOptimWrapper(OptimWrapper):
+class CPUAmpOptimWrapper(AutocastOptimWrapper):
+    """:class:`~vitbench.engine.amp.AutocastOptimWrapper` on CPU, with a warning where bf16 would be slow."""
 
     def __init__(self, dtype: str = 'bfloat16', **kwargs):
-        super().__init__(**kwargs)
-        if dtype not in ('bfloat16', 'float16'):
-            raise ValueError(f"CPUAmpOptimWrapper: dtype must be 'bfloat16' or 'float16', got {dtype!r}")
-        self.cast_dtype = getattr(torch, dtype)
+        super().__init__(dtype=dtype, device_type='cpu', **kwargs)
         if dtype == 'bfloat16' and not cpu_has_fast_bf16():  # a config that names this wrapper itself
             print_log(f'CPUAmpOptimWrapper: {SLOW_BF16}; remove it from optim_wrapper to train in float32',
                       logger='current', level=30)
-
-    @contextlib.contextmanager
-    def optim_context(self, model: torch.nn.Module):
-        with super().optim_context(model), torch.autocast('cpu', dtype=self.cast_dtype):
-            yield
