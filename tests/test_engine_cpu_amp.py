@@ -24,7 +24,7 @@ def test_wrapper_rejects_an_unknown_dtype():
         CPUAmpOptimWrapper(optimizer=torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1), dtype='int8')
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason='the GPU path uses mmengine.AmpOptimWrapper')
+@pytest.mark.skipif(torch.cuda.is_available(), reason='the GPU path: tests/test_engine_amp.py')
 @pytest.mark.skipif(not cpu_has_fast_bf16(), reason='--amp is refused on a CPU without bf16 units '
                     '(tests/test_faults_inputs.py checks that)')
 def test_train_tool_amp_runs_on_cpu(tmp_path):
@@ -47,8 +47,8 @@ def test_amp_auto_keeps_float32_where_mixed_precision_cannot_run_and_says_why():
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     det = Config(dict(optim_wrapper=dict(type='OptimWrapper'), experiment=dict(task='det')))
-    tool.use_mixed_precision(det, 'configs/demo/maskrcnn_demo.py', auto=True)  # --amp alone refuses (above)
+    tool.use_mixed_precision(det, 'configs/demo/maskrcnn_demo.py', 'det', 'cpu', auto=True)  # --amp alone refuses (above)
     assert det.optim_wrapper.type == 'OptimWrapper'
     seg = Config(dict(optim_wrapper=dict(type='OptimWrapper'), experiment=dict(task='seg')))
-    tool.use_mixed_precision(seg, 'configs/demo/upernet_demo.py', auto=True)
+    tool.use_mixed_precision(seg, 'configs/demo/upernet_demo.py', 'seg', 'cpu', auto=True)
     assert seg.optim_wrapper.type == ('vitbench.CPUAmpOptimWrapper' if cpu_has_fast_bf16() else 'OptimWrapper')

@@ -2,14 +2,19 @@
 """Train any vitbench experiment (pretraining, fine-tuning, segmentation, detection, transfer) with
 mmengine's Runner.
 
-    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp [auto]] [--cfg-options K=V ...]
+    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp [auto]] [--compile]
+                         [--cfg-options K=V ...]
     torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch
 """
 import argparse
 
 import torch
 
-from vitbench.engine.cpu_amp import SLOW_BF16, cpu_has_fast_bf16
+from vitbench.engine.amp import amp_plan, cuda_has_bf16
+from vitbench.engine.compile import (BACKBONE, PlainParamGroups, compile_backbone, compile_plan, configure_dynamo,
+                                     use_fused_adamw)
+from vitbench.engine.cpu_amp import cpu_has_fast_bf16
+from vitbench.engine.run_cost import meter_of
 from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
@@ -25,9 +30,15 @@ def parse_args(argv=None):
                         help='load only the first K blocks of the backbone weights and re-initialise the rest '
                         '(MAE-lite keep-first-k-blocks; recorded as pretrain.keep_blocks in result.json)')
     parser.add_argument('--amp', nargs='?', const='on', choices=('on', 'auto'),
-                        help='automatic mixed precision (float16 on GPU, bfloat16 on CPU); refused where it cannot '
-                        "run or would be slower. '--amp auto': mixed precision where it is available and faster, "
-                        'float32 elsewhere (what the demo pipeline uses; result.json records the precision)')
+                        help='automatic mixed precision: bfloat16 without loss scaling on GPUs that have it '
+                        '(compute capability >= 8.0) and on CPUs with bf16 instructions, float16 with loss scaling '
+                        'on older GPUs and for detection on any GPU; refused where it cannot run or would be slower. '
+                        "'--amp auto': mixed precision where it is available and faster, float32 elsewhere (what "
+                        'the demo pipeline uses). result.json records the precision (cost.precision)')
+    parser.add_argument('--compile', action='store_true',
+                        help="torch.compile the training step (mmengine's `compile` key; options with --cfg-options "
+                        'compile.mode=max-autotune); detection compiles its backbone only. The first iterations '
+                        'are slow while it compiles; result.json records it (cost.compiled)')
     return parser.parse_args(argv)
 
 
@@ -38,32 +49,52 @@ def main(argv=None):
         cfg.resume, cfg.load_from = True, None
     elif args.resume is not None:
         cfg.resume, cfg.load_from = True, args.resume
+    task = cfg.get('experiment', {}).get('task')
+    device = 'cuda' if torch.cuda.is_available() else 'cpu'
     if args.amp:
-        use_mixed_precision(cfg, args.config, auto=args.amp == 'auto')
-    build_runner(cfg).train()
+        use_mixed_precision(cfg, args.config, task, device, auto=args.amp == 'auto')
+    if use_fused_adamw((cfg.get('optim_wrapper') or {}).get('optimizer'), device):
+        cfg.optim_wrapper.optimizer.fused = True  # same update up to rounding, one kernel for all parameters
+    compile_options = cfg.get('compile') or (args.compile or None)  # --compile, or the config's own key
+    scope = None
+    if compile_options:
+        scope, why = compile_plan(task)
+        if why:
+            print(why, flush=True)
+        configure_dynamo()
+        # mmengine compiles the whole train_step when the key is set
+        cfg.compile = None if scope == BACKBONE else compile_options
+    runner = build_runner(cfg)
+    if scope == BACKBONE:
+        compile_backbone(runner, {} if compile_options is True else dict(compile_options))
+    elif scope is not None:
+        runner.register_hook(PlainParamGroups())
+    meter_of(runner).compiled = scope
+    runner.train()
 
 
-def use_mixed_precision(cfg, config: str, auto: bool) -> None:
-    """Switch ``cfg`` to mixed precision. Where it cannot run or would be slower, ``--amp`` is refused (the
-    user asked for it) and ``--amp auto`` keeps float32 and says why."""
-    if torch.cuda.is_available():
-        cfg.optim_wrapper.type = 'AmpOptimWrapper'
-        cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+def use_mixed_precision(cfg, config: str, task, device: str, auto: bool) -> None:
+    """Switch ``cfg`` to the mixed precision of :func:`vitbench.engine.amp.amp_plan`. Where it is float32 (mixed
+    precision cannot run or would be slower), ``--amp`` is refused (the user asked for it) and ``--amp auto``
+    keeps float32 and says why."""
+    plan = amp_plan(device, task, gpu_bf16=device == 'cuda' and cuda_has_bf16(),
+                    cpu_fast_bf16=device == 'cpu' and cpu_has_fast_bf16())
+    if plan.wrapper is not None:
+        wrapper = dict(plan.wrapper)
+        if plan.precision == 'fp16':
+            wrapper['loss_scale'] = cfg.optim_wrapper.get('loss_scale', wrapper['loss_scale'])  # the config's
+        else:
+            cfg.optim_wrapper.pop('loss_scale', None)  # bfloat16 has float32's range: no loss scaling
+        cfg.optim_wrapper.update(wrapper)
+        if plan.why:
+            print(f'--amp: float16 ({plan.why})', flush=True)
         return
-    # mmengine's AmpOptimWrapper needs a GPU; CPU autocast computes in bfloat16, no loss scaling
-    if cfg.get('experiment', {}).get('task') == 'det':
-        why = "mmcv's CPU kernels (nms, RoIAlign) take float32 only"
-        if not auto:
-            raise ConfigError(f'{config}: --amp without a GPU is not available for detection: {why}; train '
+    if not auto:  # refused, not replaced by float32: the user asked for mixed precision
+        if task == 'det':
+            raise ConfigError(f'{config}: --amp without a GPU is not available for detection: {plan.why}; train '
                               'without --amp')
-    elif not cpu_has_fast_bf16():
-        why = SLOW_BF16
-        if not auto:  # refused, not replaced by float32: the user asked for mixed precision
-            raise ConfigError(f'--amp: {SLOW_BF16}; train without --amp (float32 is the faster choice here)')
-    else:
-        cfg.optim_wrapper.type = 'vitbench.CPUAmpOptimWrapper'
-        return
-    print(f'--amp auto: float32 ({why})', flush=True)
+        raise ConfigError(f'--amp: {plan.why}; train without --amp (float32 is the faster choice here)')
+    print(f'--amp auto: float32 ({plan.why})', flush=True)
 
 
 if __name__ == '__main__':

@@ -61,9 +61,10 @@ def precision_of(runner) -> Optional[str]:
     wrapper = getattr(runner, 'optim_wrapper', None)
     if wrapper is None or isinstance(wrapper, dict):
         return None
-    if type(wrapper).__name__ in ('AmpOptimWrapper', 'CPUAmpOptimWrapper'):  # mmengine's (GPU) and ours (CPU)
-        return 'bf16' if getattr(wrapper, 'cast_dtype', None) == torch.bfloat16 else 'fp16'
-    return 'fp32'
+    if not hasattr(wrapper, 'cast_dtype'):  # mmengine's AmpOptimWrapper and ours (vitbench.engine.amp) have one
+        return 'fp32'
+    dtype = wrapper.cast_dtype  # None: autocast's default, float16 on a GPU (mmengine's AmpOptimWrapper)
+    return {torch.bfloat16: 'bf16', torch.float32: 'fp32', torch.float64: 'fp32'}.get(dtype, 'fp16')
 
 
 def peak_mem_MB(kind: str) -> Optional[float]:
@@ -91,6 +92,7 @@ class RunMeter:
         self._device: Optional[dict] = None
         self._loaded: Optional[dict] = None  # the totals a loaded checkpoint carries, applied if it is resumed
         self._earlier = dict(wall_s=0.0, device_hours=0.0, images=0, peak_mem_MB=0.0)
+        self.compiled: Optional[str] = None  # what tools/train.py --compile compiled ('train_step', 'backbone')
 
     def start(self) -> None:
         """The first call starts the clock (each hook that reports cost calls it, in any order)."""
@@ -145,7 +147,10 @@ class RunMeter:
         """The run's own ``cost`` in result.json (the recorder adds the pre-training behind its weights)."""
         totals = self.totals(runner)
         wall_s = totals['wall_s']
+        config = getattr(runner, 'cfg', None) or {}
+        compiled = self.compiled or ('train_step' if config.get('compile') else None)  # the config's own key
         return dict(wall_s=wall_s, device=self.device(runner), precision=precision_of(runner) if training else None,
+                    compiled=compiled if training else None,
                     device_hours=totals['device_hours'],
                     peak_mem_MB=totals['peak_mem_MB'],
                     images_per_s=totals['images'] / wall_s if training and wall_s > 0 else None)
