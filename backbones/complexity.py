@@ -41,17 +41,23 @@ def count_flops(model: nn.Module, img_size: Union[int, Tuple[int, int]] = 224, i
     Classifiers are counted with all tokens through all blocks (the papers' convention); dense backbones
     (``forward`` returns feature maps) as they run.
     """
-    from mmengine.analysis import FlopAnalyzer
     h, w = (img_size, img_size) if isinstance(img_size, int) else img_size
     x = torch.zeros(1, in_chans, h, w, device=next(model.parameters()).device)
     was_training = model.training
     model.eval()
     traced = _AllTokens(model) if hasattr(model, 'forward_head') and not hasattr(model, 'out_indices') else model
     try:
-        analyzer = FlopAnalyzer(traced, (x,))
-        analyzer.set_op_handle('aten::scaled_dot_product_attention', _sdpa_flop_jit)
-        analyzer.set_op_handle('aten::baddbmm', _baddbmm_flop_jit)
-        analyzer.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
-        return int(analyzer.total())
+        return int(flop_analyzer(traced, (x,)).total())
     finally:
         model.train(was_training)
+
+
+def flop_analyzer(module: nn.Module, inputs: tuple):
+    """mmengine's FlopAnalyzer of ``module(*inputs)`` (jit trace), knowing the attention and ``baddbmm`` ops of
+    the suite's models, quiet about the ops it does not count (most element-wise ones)."""
+    from mmengine.analysis import FlopAnalyzer
+    analyzer = FlopAnalyzer(module, inputs)
+    analyzer.set_op_handle('aten::scaled_dot_product_attention', _sdpa_flop_jit)
+    analyzer.set_op_handle('aten::baddbmm', _baddbmm_flop_jit)
+    analyzer.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
+    return analyzer
