@@ -49,16 +49,23 @@ def random_masking(batch: int, num_tokens: int, mask_ratio: float, device=None,
     Returns ``ids_keep`` (B, K) indices of the visible tokens with K = int(L * (1 - mask_ratio)),
     ``mask`` (B, L) with 0 = visible, 1 = masked, in the original token order, and ``ids_restore`` (B, L),
     the permutation that puts [visible tokens, mask tokens] back into the original order.
+
+    The noise is drawn on ``device`` (a copy from the host would make a GPU wait for it at every step), except
+    from a ``generator`` of another device, whose numbers are copied over. A token is masked when its place in the
+    shuffled order is past the kept ones: MAE's ``gather(ones with [:keep] = 0, ids_restore)`` in one comparison.
     """
     keep = int(num_tokens * (1 - mask_ratio))
     if not 0 < keep <= num_tokens:
         raise ValueError(f'mask_ratio={mask_ratio} keeps {keep} of {num_tokens} tokens')
-    noise = torch.rand(batch, num_tokens, generator=generator).to(device)
+    device = torch.device(device or 'cpu')
+    if generator is None or generator.device == device:
+        noise = torch.rand(batch, num_tokens, generator=generator, device=device)
+    else:
+        noise = torch.rand(batch, num_tokens, generator=generator, device=generator.device).to(device)
     ids_shuffle = noise.argsort(dim=1)
     ids_restore = ids_shuffle.argsort(dim=1)
-    mask = torch.ones(batch, num_tokens, device=device)
-    mask[:, :keep] = 0
-    return ids_shuffle[:, :keep], mask.gather(1, ids_restore), ids_restore
+    mask = (ids_restore >= keep).float()
+    return ids_shuffle[:, :keep], mask, ids_restore
 
 
 def gather_tokens(x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
