@@ -1,110 +1,232 @@
-"""The ``pretrain`` suite of ``tools/benchmark.py``: what the recipes cost per training step.
+"""The ``pretrain`` suite of ``tools/benchmark.py``: what the recipes cost per training step, in pairs timed side
+by side (``vitbench/engine/step_meter.py``). A pair's ratio is other / base:
 
-* MAE (mask 0.75, MAE-lite decoder) vs supervised training of the same encoder (target: <= 0.40x the step
-  time: the encoder sees 25% of the tokens);
-* distilled MAE vs MAE: the overhead of the frozen teacher's forward pass on the visible tokens;
-* attention-only vs full fine-tuning ("Three things" §4: about -10% memory and -10% time; targets <= 0.85x
-  peak memory, <= 0.90x step time).
+* ``mae_b_vs_supervised_b``: MAE-B (ViT-B/16 encoder, 8 x 512 decoder with 16 heads, 75 % masked) vs supervised
+  ViT-B, the MAE paper's efficiency claim at its scale. The encoder sees 25 % of the patches and the model FLOPs
+  say 0.56x; target <= 0.60x the step time on a GPU in bf16.
+* ``mae_vs_supervised``: MAE-lite Tiny (12-head ViT-Tiny, 1 x 96 decoder) vs supervised Tiny.
+* ``dmae_vs_mae``: distilled MAE (Tiny student, frozen ViT-B teacher on the visible patches) vs MAE-lite Tiny.
+* ``attn_vs_full_ft``: attention-only vs full fine-tuning of DeiT III-S ("Three things" §4; targets <= 0.90x the
+  step time, <= 0.85x the peak memory).
 
-A step is forward + backward + AdamW update. Times come from ``tools/benchmark.py``'s side-by-side timing
-(alternating rounds, fastest round). Peak memory is that of a training step from a model whose gradients and
-optimizer state do not exist yet (so both are counted, as a GPU's ``max_memory_allocated`` counts them),
-plus the weights: on CPU the process's peak resident-memory increase, on GPU CUDA's allocator peak.
+A step is forward (under autocast for bf16) + backward + AdamW update (fused on CUDA, as ``tools/train.py`` runs
+it there). Each row reports the step time (fastest and median round), images/s, the model's multiply-adds per
+image (``gmacs``: the papers' count for a classifier, the traced loss forward for MAE and distilled MAE, the
+teacher included), MFU (``vitbench/engine/mfu.py``: 6 x MACs per image, 2 x for the frozen teacher's forward) and
+the peak memory of a step that creates its gradients and optimizer state (a fresh AdamW), plus the weights: on
+CPU the process's resident-memory increase (median of three readings), on CUDA the allocator's. Ratios
+``pretrain/<pair>/<dtype>/step``, ``.../peak_memory`` and ``.../flops`` (model FLOPs per step, computed, beside
+the measured step ratio).
+
+Only the models of the pair being measured are alive, and each is built from its class (no registry search, so
+no ``locations`` import the detection and segmentation glue): the suite needs neither mmseg nor mmdet.
 """
 import statistics
-from typing import Callable, Dict, List, Tuple
+import tempfile
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import torch
+from torch import nn
 
-SUPERVISED_ARCH = 'vit_tiny12h_patch16_224'  # MAE-lite's encoder
-TEACHER_ARCH = 'deit_base_patch16_224'       # MAE-Base, the distilled-MAE teacher
+from vitbench.engine.mfu import mfu, train_flops
+from vitbench.engine.step_meter import PeakRSS, autocast, peak_memory_mb, synchronize, time_side_by_side
+
+TINY_ARCH = 'vit_tiny12h_patch16_224'    # MAE-lite's encoder
+BASE_ARCH = 'deit_base_patch16_224'      # ViT-B/16: MAE-B's encoder, supervised ViT-B, the distilled-MAE teacher
 FINETUNE_ARCH = 'deit3_small_patch16_224'
+LITE_DECODER = dict(embed_dim=96, depth=1, num_heads=3)
+BASE_DECODER = dict(embed_dim=512, depth=8, num_heads=16)  # MAE's ViT-B decoder
+
+# model name -> (the backbone variant in the rows, how to build it from a folder for the teacher's file)
+MODELS: Dict[str, Tuple[str, Callable[[str], nn.Module]]] = {}
 
 
-def _device() -> torch.device:
-    return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+def _model(name: str, arch: str):
+    def register(build):
+        MODELS[name] = (arch, build)
+        return build
+    return register
 
 
-def _models(tmp_dir: str, device) -> Dict[str, torch.nn.Module]:
-    from mmengine.registry import init_default_scope
+@_model('supervised', TINY_ARCH)
+def _supervised(tmp):
+    from .classifier import ImageClassifier
+    return ImageClassifier(dict(arch=TINY_ARCH), loss=dict(kind='bce'))
 
+
+@_model('mae', TINY_ARCH)
+def _mae(tmp):
+    from .mae import MAE
+    return MAE(dict(arch=TINY_ARCH), decoder=LITE_DECODER)
+
+
+@_model('dmae', TINY_ARCH)
+def _dmae(tmp):
     from backbones import create_model, save_checkpoint
-    from pretrain import MAE, DistilledMAE, ImageClassifier
-    init_default_scope('vitbench')
-    lite = dict(embed_dim=96, depth=1, num_heads=3)
-    teacher = save_checkpoint(f'{tmp_dir}/teacher.pth', create_model(TEACHER_ARCH, num_classes=0))
-    models = dict(
-        supervised=ImageClassifier(dict(arch=SUPERVISED_ARCH), loss=dict(kind='bce')),
-        mae=MAE(dict(arch=SUPERVISED_ARCH), decoder=lite),
-        dmae=DistilledMAE(dict(arch=SUPERVISED_ARCH), teacher=dict(checkpoint=teacher), decoder=lite),
-        full_ft=ImageClassifier(dict(arch=FINETUNE_ARCH), trainable='all'),
-        attn_ft=ImageClassifier(dict(arch=FINETUNE_ARCH), trainable='attention'),
-    )
-    return {k: m.to(device).train() for k, m in models.items()}
+
+    from .dmae import DistilledMAE
+    teacher = save_checkpoint(f'{tmp}/teacher.pth', create_model(BASE_ARCH, num_classes=0))
+    return DistilledMAE(dict(arch=TINY_ARCH), teacher=dict(checkpoint=teacher), decoder=LITE_DECODER)
 
 
-def _train_step(model, x, samples) -> Callable[[], None]:
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-6)
+@_model('supervised_b', BASE_ARCH)
+def _supervised_b(tmp):
+    from .classifier import ImageClassifier
+    return ImageClassifier(dict(arch=BASE_ARCH), loss=dict(kind='bce'))
+
+
+@_model('mae_b', BASE_ARCH)
+def _mae_b(tmp):
+    from .mae import MAE
+    return MAE(dict(arch=BASE_ARCH), decoder=BASE_DECODER)
+
+
+@_model('full_ft', FINETUNE_ARCH)
+def _full_ft(tmp):
+    from .classifier import ImageClassifier
+    return ImageClassifier(dict(arch=FINETUNE_ARCH), trainable='all')
+
+
+@_model('attn_ft', FINETUNE_ARCH)
+def _attn_ft(tmp):
+    from .classifier import ImageClassifier
+    return ImageClassifier(dict(arch=FINETUNE_ARCH), trainable='attention')
+
+
+# pair -> (base, other): the ratio is other / base
+PAIRS = {
+    'mae_b_vs_supervised_b': ('supervised_b', 'mae_b'),
+    'mae_vs_supervised': ('supervised', 'mae'),
+    'dmae_vs_mae': ('mae', 'dmae'),
+    'attn_vs_full_ft': ('full_ft', 'attn_ft'),
+}
+
+
+def parse_pairs(names: Sequence[str]) -> List[str]:
+    unknown = [n for n in names if n not in PAIRS]
+    if unknown:
+        raise ValueError(f'--pairs: unknown {unknown}; expected some of {", ".join(PAIRS)}')
+    return list(names)
+
+
+# ---------------------------------------------------------------------------------------------- counting
+class _LossForward(nn.Module):
+    """A model's summed training loss as a module of the images alone (what the FLOP counter traces)."""
+
+    def __init__(self, model: nn.Module, samples: dict, loss: Callable = None):
+        super().__init__()
+        self.model, self.samples = model, samples
+        self.loss = loss or (lambda x: model(x, samples, mode='loss'))
+
+    def forward(self, x):
+        return sum(self.loss(x).values())
+
+
+def step_macs(model: nn.Module, x: torch.Tensor, samples: dict) -> Tuple[float, float]:
+    """(multiply-adds per image of the step's forward, the part of them run by a frozen teacher), on one image.
+
+    A classifier counts as the papers count it (``backbones.complexity.count_flops``: every token through every
+    block); MAE and distilled MAE as their loss forward runs (encoder on the visible tokens, decoder on all)."""
+    from backbones.complexity import count_flops, flop_analyzer
+
+    from .classifier import ImageClassifier
+    from .dmae import DistilledMAE
+    from .mae import MAE
+    if isinstance(model, ImageClassifier):
+        return float(count_flops(model.backbone, tuple(x.shape[-2:]))), 0.
+    one = {k: v[:1] for k, v in samples.items()}
+
+    def count(loss=None):
+        return float(flop_analyzer(_LossForward(model, one, loss), (x[:1],)).total())
+
+    with torch.no_grad():
+        total = count()
+        frozen = total - count(lambda imgs: MAE.loss(model, imgs)) if isinstance(model, DistilledMAE) else 0.
+    return total, frozen
+
+
+# ---------------------------------------------------------------------------------------------- measuring
+def _train_step(model, x, samples, device, dtype) -> Callable[[], None]:
+    # fused on CUDA, as tools/train.py runs it there: one kernel per parameter group instead of a dozen passes
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-6,
+                                  fused=torch.device(device).type == 'cuda')
 
     def step():
-        loss = sum(model(x, samples, mode='loss').values())
+        with autocast(device, dtype):
+            loss = sum(model(x, samples, mode='loss').values())
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
     return step
 
 
-def _peak_memory_mb(model, x, samples, peak_rss, repeats: int = 3) -> float:
-    """Weights + peak of one step that creates its gradients and optimizer state (fresh AdamW); on CPU the
+def _weights_mb(model) -> float:
+    return sum(p.numel() * p.element_size() for p in model.parameters()) / 2 ** 20
+
+
+def _peak_memory_mb(model, x, samples, device, dtype, peak_rss, repeats: int) -> float:
+    """Weights + the peak of one step that creates its gradients and optimizer state (a fresh AdamW); on CPU the
     median of ``repeats`` resident-memory readings (the C allocator makes single readings noisy)."""
-    weights = sum(p.numel() * p.element_size() for p in model.parameters()) / 2 ** 20
-
-    def fresh_step():
+    readings = []
+    for _ in range(repeats):
         model.zero_grad(set_to_none=True)
-        return _train_step(model, x, samples)
-
-    if x.is_cuda:
-        step = fresh_step()
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        step()
-        torch.cuda.synchronize()
-        return torch.cuda.max_memory_allocated() / 2 ** 20
-    readings = [peak_rss(fresh_step()) for _ in range(repeats)]
-    return None if None in readings else weights + statistics.median(readings)
+        step = _train_step(model, x, samples, device, dtype)
+        readings.append(peak_memory_mb(step, device, peak_rss))
+        del step
+    synchronize(device)
+    return None if None in readings else _weights_mb(model) + statistics.median(readings)
 
 
-def bench_pretrain(args, time_side_by_side, peak_rss) -> Tuple[List[dict], Dict[str, float]]:
-    """``time_side_by_side`` and ``peak_rss`` are tools/benchmark.py's measuring helpers."""
-    import tempfile
-    device = _device()
-    torch.manual_seed(0)
+def _build(name: str, device, compile_backend=None) -> Tuple[nn.Module, nn.Module]:
+    """(the model, what the step calls: the model or its ``torch.compile``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        model = MODELS[name][1](tmp).to(device).train()
+    return model, (torch.compile(model, backend=compile_backend) if compile_backend else model)
+
+
+def bench_pretrain(args, peaks: Dict[str, float], datasheet: float = None) -> Tuple[List[dict], Dict[str, float]]:
+    """Rows and ratios of the pairs ``args.pairs`` in ``args.dtypes``; ``peaks``: the measured GEMM FLOP/s per
+    dtype, ``datasheet``: the device's datasheet bf16 FLOP/s (MFU columns)."""
+    device = torch.device(args.device)
     batch = args.batch_size
+    torch.manual_seed(0)
     x = torch.randn(batch, 3, 224, 224, device=device)
     samples = dict(gt_label=torch.randint(0, 1000, (batch,), device=device))
-    with tempfile.TemporaryDirectory() as tmp:
-        models = _models(tmp, device)
+    peak_rss = PeakRSS()
+    repeats = 1 if device.type == 'cuda' else 3
     rows, ratios = [], {}
-    pairs = dict(mae_vs_supervised=('supervised', 'mae'), dmae_vs_mae=('mae', 'dmae'),
-                 attn_vs_full_ft=('full_ft', 'attn_ft'))
-    for name, (base, other) in pairs.items():
-        secs = time_side_by_side({k: _train_step(models[k], x, samples) for k in (base, other)},
-                                 args.rounds, args.iters)
-        ratios[f'pretrain/{name}_step'] = secs[other][0] / secs[base][0]
-        for k in (base, other):
-            model = models[k]
-            row = dict(model=FINETUNE_ARCH if k.endswith('_ft') else SUPERVISED_ARCH, impl=k, pair=name,
-                       mode='train step', dtype='fp32', batch=batch, device=str(device),
-                       trainable_params_M=sum(p.numel() for p in model.parameters() if p.requires_grad) / 1e6,
-                       ms_per_iter=1e3 * secs[k][0], ms_per_iter_median=1e3 * secs[k][1],
-                       img_per_s=batch / secs[k][0])
-            if name == 'attn_vs_full_ft':
-                row['peak_mem_mb'] = _peak_memory_mb(model, x, samples, peak_rss)
-            rows.append(row)
-        print(f'  {other} vs {base}: {1e3 * secs[other][0]:.0f} ms vs {1e3 * secs[base][0]:.0f} ms per step '
-              f'(ratio {ratios[f"pretrain/{name}_step"]:.3f})', flush=True)
-    full, attn = rows[-2]['peak_mem_mb'], rows[-1]['peak_mem_mb']
-    if full and attn:
-        ratios['pretrain/attn_vs_full_ft_peak_memory'] = attn / full
+    for pair in args.pairs:
+        base, other = PAIRS[pair]
+        models = {k: _build(k, device, args.compile) for k in (base, other)}
+        macs = {k: step_macs(m, x, samples) for k, (m, _) in models.items()}
+        for dtype in args.dtypes:
+            steps = {k: _train_step(c, x, samples, device, dtype) for k, (_, c) in models.items()}
+            secs = time_side_by_side(steps, args.rounds, args.iters, device, args.clock, args.warmup)
+            del steps
+            key = f'pretrain/{pair}/{dtype}'
+            ratios[f'{key}/step'] = secs[other][0] / secs[base][0]
+            flops = {k: train_flops(macs[k][0], batch, frozen_macs=macs[k][1]) for k in models}
+            ratios[f'{key}/flops'] = flops[other] / flops[base]
+            mem = {}
+            for k, (model, compiled) in models.items():
+                mem[k] = _peak_memory_mb(compiled, x, samples, device, dtype, peak_rss, repeats)
+                fastest = secs[k][0]
+                rows.append(dict(
+                    model=MODELS[k][0], impl=k, pair=pair, mode='train step', dtype=dtype, batch=batch,
+                    device=str(device), compiled=bool(args.compile),
+                    trainable_params_M=sum(p.numel() for p in model.parameters() if p.requires_grad) / 1e6,
+                    gmacs=macs[k][0] / 1e9, frozen_gmacs=macs[k][1] / 1e9,
+                    ms_per_iter=1e3 * fastest, ms_per_iter_median=1e3 * secs[k][1], img_per_s=batch / fastest,
+                    model_tflops=flops[k] / fastest / 1e12,
+                    mfu=mfu(macs[k][0], batch, fastest, peaks.get(dtype), frozen_macs=macs[k][1]),
+                    mfu_datasheet=mfu(macs[k][0], batch, fastest, datasheet if dtype != 'fp32' else None,
+                                      frozen_macs=macs[k][1]),
+                    peak_mem_mb=mem[k]))
+            if mem[base] and mem[other]:
+                ratios[f'{key}/peak_memory'] = mem[other] / mem[base]
+            print(f'  {pair} {dtype}: {other} {1e3 * secs[other][0]:.1f} ms vs {base} {1e3 * secs[base][0]:.1f} ms '
+                  f'per step (ratio {ratios[f"{key}/step"]:.3f}; FLOPs {ratios[f"{key}/flops"]:.3f})', flush=True)
+        del models
+        if device.type == 'cuda':
+            torch.cuda.empty_cache()
     return rows, ratios

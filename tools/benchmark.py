@@ -2,37 +2,48 @@
 """Benchmarks: ``tools/benchmark.py SUITE [--json FILE]`` (the contract in docs/architecture.md).
 
 Prints a table and, with ``--json``, writes ``{"machine": {...}, "rows": [...], "ratios": {name: float}}``.
-Every ratio compares two measurements taken side by side in this process and run: timed rounds alternate
-between the two implementations and each side's fastest round is used (the one least disturbed by other
-processes); rows also report the median. ``--clock cpu`` times rounds by the process CPU time instead of the
-wall clock: on a machine shared with other jobs, waiting for the CPU then does not count (combine with
-``--threads 1``, where no thread waits for a descheduled sibling either).
+Every ratio compares two measurements taken side by side in this process and run: after warm-up, timed rounds
+alternate between the two implementations and each side's fastest round is used (the one least disturbed by
+other processes); rows also report the median (``vitbench/engine/step_meter.py``).
+
+Devices: ``--device cuda`` (the default where CUDA is available) times rounds with CUDA events and synchronises
+after each, autocasts on 'cuda', and reads peak memory from the CUDA allocator; ``--device cpu`` times by the wall
+clock, or by the process CPU time with ``--clock cpu`` (on a machine shared with other jobs, waiting for the CPU
+then does not count; combine with ``--threads 1``), and reads the resident-memory peak. ``--compile`` measures
+``torch.compile`` of both sides of every pair. MFU columns (``vitbench/engine/mfu.py``): model FLOPs (6 x MACs
+per image for a training step, 2 x forward only) per second over the dense matrix-product rate measured at the
+start of the run in the row's precision (``mfu``) and over the GPU's datasheet bf16 peak (``mfu_datasheet``,
+bf16 rows of a known GPU); the machine record holds both rates.
 
 Suites:
-  backbones  vitbench vs timm on the same architecture with the same weights (outputs checked equal first):
-             params, GFLOPs, forward and forward+backward throughput and peak memory, fp32 and bf16 autocast
-             (bf16 only on CPUs with bf16 instructions unless --dtypes asks for it). Families timm does not
-             have (PatchConvNet) are measured alone: the same columns, no ratio to timm (the thesis' Tables 5.1
-             / 5.2 give their throughput and peak memory, batch-256 inference on a V100).
-  pretrain   training-step cost of the recipes (pretrain/benchmark.py): MAE vs supervised, distilled MAE vs
-             MAE, attention-only vs full fine-tuning (step time and peak memory).
+  backbones  vitbench vs timm on the same architecture with the same weights (outputs checked equal first, on
+             CPU): params, GFLOPs, forward and forward+backward throughput, MFU and peak memory, fp32 and bf16
+             autocast (CPU: bf16 only with bf16 instructions unless --dtypes asks for it; CUDA: bf16). Families
+             timm does not have (PatchConvNet) are measured alone: the same columns, no ratio to timm (the
+             thesis' Tables 5.1 / 5.2 give their throughput and peak memory, batch-256 inference on a V100).
+  pretrain   training-step cost of the recipes (pretrain/benchmark.py, ``--pairs``): MAE-B vs supervised
+             ViT-B, MAE-lite Tiny vs supervised Tiny, distilled MAE vs MAE, attention-only vs full fine-tuning
+             (step time, model FLOPs, MFU and peak memory).
+
+A GPU run of each suite in about a minute (eager; add --compile for the compiled one):
+  tools/benchmark.py backbones --models deit3_base_patch16_224 --batch 256 --modes fwd+bwd --json b.json
+  tools/benchmark.py pretrain --pairs mae_b_vs_supervised_b,attn_vs_full_ft --batch 256 --json p.json
 """
 import argparse
-import ctypes
 import datetime
-import functools
 import json
 import os
 import platform
-import statistics
 import tempfile
-import time
 
 import torch
 import torch.nn.functional as F
 
 from vitbench.engine.cpu import cpu_flags, cpu_name
 from vitbench.engine.cpu_amp import SLOW_BF16, cpu_has_fast_bf16
+from vitbench.engine.mfu import datasheet_bf16_flops, gemm_rate, mfu
+from vitbench.engine.step_meter import (CLOCKS, DTYPES, PeakRSS, autocast, clock_name, default_device, device_name,
+                                        peak_memory_mb, resolve_device, synchronize, time_side_by_side)
 from vitbench.fileio import atomic_write_text
 
 # vitbench variant -> timm model (and arguments) of the same architecture
@@ -53,83 +64,52 @@ DEFAULT_MODELS = ['deit3_small_patch16_224', 'deit3_base_patch16_224', 'cait_xxs
 _TIMM_LAYER_SCALE = ('gamma', 'gamma_1', 'gamma_2', 'ls1', 'ls2')
 
 
-def machine_info() -> dict:
-    flags = cpu_flags()
+DEFAULT_BATCH = {'cpu': 8, 'cuda': 128}
+
+
+def machine_info(device: torch.device) -> dict:
     import timm
-    return {'platform': platform.platform(), 'cpu': cpu_name(), 'cpu_count': os.cpu_count(),
+    info = {'platform': platform.platform(), 'cpu': cpu_name(), 'cpu_count': os.cpu_count(),
             'torch_threads': torch.get_num_threads(),
-            'simd': sorted(f for f in flags if f.startswith(('amx', 'avx512_bf16', 'avx512f'))),
+            'simd': sorted(f for f in cpu_flags() if f.startswith(('amx', 'avx512_bf16', 'avx512f'))),
             'python': platform.python_version(), 'torch': torch.__version__, 'timm': timm.__version__,
+            'device': str(device), 'device_name': device_name(device),
             'load_avg_start': os.getloadavg(), 'date': datetime.datetime.now().isoformat(timespec='seconds')}
+    if device.type == 'cuda':
+        info.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                    gpu_memory_gb=torch.cuda.get_device_properties(device).total_memory / 2 ** 30)
+    return info
 
 
-# ---------------------------------------------------------------------------------------------- measuring
-class PeakRSS:
-    """Peak resident-memory increase of the process during a call (Linux: VmHWM reset through
-    /proc/self/clear_refs, after returning freed heap to the OS with malloc_trim). None elsewhere."""
-
-    def __init__(self):
-        try:
-            self.libc = ctypes.CDLL('libc.so.6')
-            with open('/proc/self/clear_refs', 'w') as f:
-                f.write('5')
-            self.ok = True
-        except OSError:
-            self.ok = False
-
-    @staticmethod
-    def _status(key):
-        for line in open('/proc/self/status'):
-            if line.startswith(key):
-                return int(line.split()[1]) * 1024
-
-    def __call__(self, fn):
-        if not self.ok:
-            return None
-        self.libc.malloc_trim(0)
-        with open('/proc/self/clear_refs', 'w') as f:
-            f.write('5')
-        base = self._status('VmRSS:')
-        fn()
-        return (self._status('VmHWM:') - base) / 2 ** 20
+def peak_rates(device: torch.device, dtypes, gemm_size=None) -> dict:
+    """Measured dense matrix-product FLOP/s per dtype ('fp32' at the default matmul precision), and the
+    datasheet bf16 peak (None off the known GPUs)."""
+    gemm = {d: gemm_rate(device, DTYPES[d] or torch.float32, gemm_size) for d in dtypes}
+    datasheet = datasheet_bf16_flops(device_name(device)) if device.type == 'cuda' else None
+    print(f'{device_name(device)}: measured GEMM ' + ', '.join(f'{d} {r / 1e12:.2f} TFLOP/s' for d, r in gemm.items())
+          + (f'; datasheet bf16 {datasheet / 1e12:.0f} TFLOP/s' if datasheet else ''), flush=True)
+    return dict(gemm=gemm, datasheet_bf16=datasheet)
 
 
-CLOCKS = {'wall': time.perf_counter, 'cpu': time.process_time}
-
-
-def time_side_by_side(fns: dict, rounds: int, iters: int, clock=time.perf_counter) -> dict:
-    """{name: (fastest, median) seconds per call}; rounds alternate the order of the implementations."""
-    for fn in fns.values():  # warm-up (allocator, kernels, autograd graph)
-        fn()
-    times = {k: [] for k in fns}
-    keys = list(fns)
-    for r in range(rounds):
-        for k in (keys if r % 2 == 0 else keys[::-1]):
-            t = clock()
-            for _ in range(iters):
-                fns[k]()
-            times[k].append((clock() - t) / iters)
-    return {k: (min(v), statistics.median(v)) for k, v in times.items()}
-
-
-def make_step(model, x, y, mode: str, dtype: str):
-    autocast = torch.autocast('cpu', dtype=torch.bfloat16, enabled=dtype == 'bf16')
+# ---------------------------------------------------------------------------------------------- backbones
+def make_step(model, x, y, mode: str, dtype: str, device=None):
+    """One forward (eval, inference mode) or forward + backward (train) of ``model`` under ``dtype`` autocast."""
+    device = x.device if device is None else torch.device(device)
     if mode == 'fwd':
         def step():
             model.eval()
-            with torch.inference_mode(), autocast:
+            with torch.inference_mode(), autocast(device, dtype):
                 model(x)
     else:
         def step():
             model.train()
             model.zero_grad(set_to_none=True)
-            with autocast:
+            with autocast(device, dtype):
                 loss = F.cross_entropy(model(x).float(), y)
             loss.backward()
     return step
 
 
-# ---------------------------------------------------------------------------------------------- backbones
 def _pair(name: str):
     """timm's model (random init, no download) and vitbench's with its weights, through the loader; timm's is
     None for a family timm does not have (vitbench's then keeps its own initialisation)."""
@@ -153,7 +133,7 @@ def _pair(name: str):
 
 
 def _compare_outputs(name, ours, ref, x) -> dict:
-    """Same logits in fp32 (raises otherwise); the max |difference| in fp32 and under bf16 autocast."""
+    """Same logits in fp32 on CPU (raises otherwise); the max |difference| in fp32 and under bf16 autocast."""
     with torch.inference_mode():
         a, b = ours.eval()(x), ref.eval()(x)
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5, msg=f'{name}: vitbench and timm logits differ')
@@ -163,8 +143,15 @@ def _compare_outputs(name, ours, ref, x) -> dict:
     return diff
 
 
-def bench_backbones(args) -> tuple:
+def _step_memory_mb(model, step, device, peak_rss):
+    """Peak memory of one step that makes its gradients (none exist before it)."""
+    model.zero_grad(set_to_none=True)
+    return peak_memory_mb(step, device, peak_rss)
+
+
+def bench_backbones(args, peaks: dict) -> tuple:
     from backbones.complexity import count_flops, count_params
+    device = torch.device(args.device)
     rows, ratios = [], {}
     peak_rss = PeakRSS()
     for name in args.models:
@@ -174,40 +161,55 @@ def bench_backbones(args) -> tuple:
         x = torch.randn(args.batch_size, 3, *size)
         y = torch.randint(0, ours.num_classes, (args.batch_size,))
         diff = _compare_outputs(name, ours, ref, x[:2]) if ref is not None else {}
+        macs = count_flops(ours, size)
         info = dict(model=name, batch=args.batch_size, img_size=list(size), params_M=count_params(ours) / 1e6,
-                    gflops=count_flops(ours, size) / 1e9)
+                    gflops=macs / 1e9, device=str(device), compiled=bool(args.compile))
         print(f'{name}: ' + (f'outputs equal (max |diff| fp32 {diff["fp32"]:.1e}, bf16 {diff["bf16"]:.1e}); '
                              if ref is not None else 'no timm counterpart, measured alone; ') +
               f'{info["params_M"]:.1f} M params, {info["gflops"]:.2f} GFLOPs', flush=True)
-        impls = {'vitbench': ours} if ref is None else {'vitbench': ours, 'timm': ref}
+        x, y = x.to(device), y.to(device)
+        models = {'vitbench': ours} if ref is None else {'vitbench': ours, 'timm': ref}
+        models = {k: m.to(device) for k, m in models.items()}
+        if args.compile:
+            models = {k: torch.compile(m, backend=args.compile) for k, m in models.items()}
         ips = {}
         for mode in args.modes:
+            train = mode != 'fwd'
             for dtype in args.dtypes:
-                steps = {impl: make_step(model, x, y, mode, dtype) for impl, model in impls.items()}
-                secs = time_side_by_side(steps, args.rounds, args.iters, CLOCKS[args.clock])
+                steps = {impl: make_step(model, x, y, mode, dtype, device) for impl, model in models.items()}
+                secs = time_side_by_side(steps, args.rounds, args.iters, device, args.clock, args.warmup)
                 for impl, step in steps.items():
                     fastest, median = secs[impl]
                     ips[impl, mode, dtype] = args.batch_size / fastest
-                    rows.append(dict(info, impl=impl, mode=mode, dtype=dtype, clock=args.clock,
+                    rows.append(dict(info, impl=impl, mode=mode, dtype=dtype, clock=clock_name(device, args.clock),
                                      ms_per_iter=1e3 * fastest, ms_per_iter_median=1e3 * median,
                                      img_per_s=ips[impl, mode, dtype],
-                                     peak_mem_mb=peak_rss(step), max_abs_diff_vs_timm=diff.get(dtype)))
+                                     model_tflops=(6 if train else 2) * macs * args.batch_size / fastest / 1e12,
+                                     mfu=mfu(macs, args.batch_size, fastest, peaks['gemm'].get(dtype), train),
+                                     mfu_datasheet=mfu(macs, args.batch_size, fastest,
+                                                       peaks['datasheet_bf16'] if dtype != 'fp32' else None, train),
+                                     peak_mem_mb=_step_memory_mb(models[impl], step, device, peak_rss),
+                                     max_abs_diff_vs_timm=diff.get(dtype)))
                 line = f'  {mode:8s} {dtype}: vitbench {ips["vitbench", mode, dtype]:7.2f} im/s'
                 if ref is not None:
                     key = f'{name}/{mode}/{dtype}/vitbench_vs_timm'
                     ratios[key] = ips['vitbench', mode, dtype] / ips['timm', mode, dtype]
                     line += f', timm {ips["timm", mode, dtype]:7.2f} im/s, ratio {ratios[key]:.3f}'
-                print(line, flush=True)
+                mfu_now = rows[-len(steps)]['mfu']
+                print(line + (f'; vitbench MFU {100 * mfu_now:.1f} %' if mfu_now else ''), flush=True)
             if {'fp32', 'bf16'} <= set(args.dtypes):
                 ratios[f'{name}/{mode}/vitbench_bf16_vs_fp32'] = \
                     ips['vitbench', mode, 'bf16'] / ips['vitbench', mode, 'fp32']
-        del ours, ref
+        del ours, ref, models
+        synchronize(device)
+        if device.type == 'cuda':
+            torch.cuda.empty_cache()
     return rows, ratios
 
 
-def bench_pretrain(args) -> tuple:
+def bench_pretrain(args, peaks: dict) -> tuple:
     from pretrain.benchmark import bench_pretrain as run
-    return run(args, functools.partial(time_side_by_side, clock=CLOCKS[args.clock]), PeakRSS())
+    return run(args, peaks['gemm'], peaks['datasheet_bf16'])
 
 
 SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain}
@@ -215,7 +217,8 @@ SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain}
 
 def print_table(rows):
     cols = ['model', 'impl', 'mode', 'dtype', 'batch', 'img_per_s', 'ms_per_iter', 'ms_per_iter_median',
-            'peak_mem_mb', 'params_M', 'gflops']
+            'mfu', 'mfu_datasheet', 'peak_mem_mb', 'params_M', 'gflops', 'gmacs']
+    cols = [c for c in cols if any(r.get(c) is not None for r in rows)]
     fmt = lambda v: f'{v:.2f}' if isinstance(v, float) else ('-' if v is None else str(v))  # noqa: E731
     table = [cols] + [[fmt(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
@@ -226,27 +229,53 @@ def print_table(rows):
 
 
 def parse_args(argv=None):
+    from pretrain.benchmark import PAIRS, parse_pairs
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument('suite', choices=sorted(SUITES) + ['all'])
     parser.add_argument('--json', help='write machine, rows and ratios to this file')
-    parser.add_argument('--models', default=','.join(DEFAULT_MODELS), help='comma-separated variant names')
-    parser.add_argument('--batch-size', type=int, default=8)
+    parser.add_argument('--device', help=f"'cpu' or 'cuda[:N]' (default: {default_device()}, cuda where available)")
+    parser.add_argument('--models', default=','.join(DEFAULT_MODELS), help='backbones: comma-separated variant names')
+    parser.add_argument('--pairs', default=','.join(PAIRS), help='pretrain: comma-separated pairs of '
+                        'pretrain/benchmark.py')
+    parser.add_argument('--batch', '--batch-size', dest='batch_size', type=int,
+                        help=f'images per step (default: {DEFAULT_BATCH["cpu"]} on CPU, '
+                             f'{DEFAULT_BATCH["cuda"]} on CUDA)')
     parser.add_argument('--rounds', type=int, default=5, help='timed rounds per implementation')
     parser.add_argument('--iters', type=int, default=1, help='calls per timed round')
+    parser.add_argument('--warmup', type=int, help='untimed calls of each step first (default 1; 3 on CUDA or '
+                        'with --compile)')
     parser.add_argument('--modes', default='fwd,fwd+bwd')
-    parser.add_argument('--dtypes', help='fp32,bf16 (default; fp32 alone on a CPU without bf16 instructions)')
+    parser.add_argument('--dtypes', help='fp32,bf16 (default on CPU; fp32 alone on a CPU without bf16 '
+                        'instructions); bf16 on CUDA')
+    parser.add_argument('--compile', nargs='?', const='inductor', metavar='BACKEND',
+                        help='torch.compile both sides of every pair (backend: inductor)')
+    parser.add_argument('--gemm-size', type=int, help='side of the matrix product that measures the peak rate '
+                        '(default 8192 on CUDA, 1024 on CPU)')
     parser.add_argument('--threads', type=int, help='torch intra-op threads (default: torch\'s choice)')
     parser.add_argument('--clock', choices=sorted(CLOCKS), default='wall',
-                        help='time rounds by the wall clock or by the process CPU time (shared machines)')
+                        help='CPU: time rounds by the wall clock or by the process CPU time (shared machines)')
     parser.add_argument('--quick', action='store_true', help='batch 2, one round: a smoke run')
     args = parser.parse_args(argv)
+    try:
+        args.device = str(resolve_device(args.device))
+        args.pairs = parse_pairs([p for p in args.pairs.split(',') if p])
+    except ValueError as e:
+        parser.error(str(e))
+    device_type = torch.device(args.device).type
     args.models = [m for m in args.models.split(',') if m]
     if args.dtypes is None:
-        args.dtypes = 'fp32,bf16' if cpu_has_fast_bf16() else 'fp32'
+        args.dtypes = 'bf16' if device_type == 'cuda' else ('fp32,bf16' if cpu_has_fast_bf16() else 'fp32')
         if args.dtypes == 'fp32':  # hours of emulated bf16 would measure nothing worth having
             print(f'skipping the bf16 rows: {SLOW_BF16} (--dtypes fp32,bf16 measures them anyway)', flush=True)
     args.modes, args.dtypes = args.modes.split(','), args.dtypes.split(',')
+    unknown = [d for d in args.dtypes if d not in DTYPES]
+    if unknown:
+        parser.error(f'--dtypes: unknown {unknown}; expected some of {", ".join(DTYPES)}')
+    if args.batch_size is None:
+        args.batch_size = DEFAULT_BATCH[device_type]
+    if args.warmup is None:
+        args.warmup = 3 if device_type == 'cuda' or args.compile else 1
     if args.quick:
         args.batch_size, args.rounds = 2, 1
     return args
@@ -256,13 +285,19 @@ def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    machine = dict(machine_info(), clock=args.clock)
+    device = torch.device(args.device)
+    machine = dict(machine_info(device), clock=clock_name(device, args.clock), compile=args.compile)
+    peaks = peak_rates(device, args.dtypes, args.gemm_size)
+    machine.update(gemm_tflops={d: r / 1e12 for d, r in peaks['gemm'].items()},
+                   datasheet_bf16_tflops=peaks['datasheet_bf16'] and peaks['datasheet_bf16'] / 1e12)
     rows, ratios = [], {}
     for suite in (sorted(SUITES) if args.suite == 'all' else [args.suite]):
-        r, q = SUITES[suite](args)
+        r, q = SUITES[suite](args, peaks)
         rows += [dict(row, suite=suite) for row in r]
         ratios.update(q)
     machine['load_avg_end'] = os.getloadavg()
+    if device.type == 'cuda':
+        machine['max_memory_allocated_gb'] = torch.cuda.max_memory_allocated(device) / 2 ** 30
     print()
     print_table(rows)
     print()
