@@ -11,8 +11,8 @@ import argparse
 import torch
 
 from vitbench.engine.amp import amp_plan, cuda_has_bf16
-from vitbench.engine.compile import (BACKBONE, PlainParamGroups, compile_backbone, compile_plan, configure_dynamo,
-                                     use_fused_adamw)
+from vitbench.engine.compile import (BACKBONE, EagerOptimizerStep, compile_backbone, compile_plan,
+                                     keep_data_preprocessor_eager, use_fused_adamw)
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.engine.run_cost import meter_of
 from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
@@ -61,14 +61,14 @@ def main(argv=None):
         scope, why = compile_plan(task)
         if why:
             print(why, flush=True)
-        configure_dynamo()
         # mmengine compiles the whole train_step when the key is set
         cfg.compile = None if scope == BACKBONE else compile_options
     runner = build_runner(cfg)
     if scope == BACKBONE:
         compile_backbone(runner, {} if compile_options is True else dict(compile_options))
     elif scope is not None:
-        runner.register_hook(PlainParamGroups())
+        keep_data_preprocessor_eager(runner)
+        runner.register_hook(EagerOptimizerStep())
     meter_of(runner).compiled = scope
     runner.train()
 

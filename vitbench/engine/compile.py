@@ -2,9 +2,11 @@
 
 Every task but detection compiles the model's whole training step: mmengine's ``compile`` config key, which the
 Runner applies as ``torch.compile(model.train_step)`` after wrapping the model (DDP included) and loading or
-resuming checkpoints. Dynamo traces the data preprocessor, the forward under autocast and the loss into graphs,
-breaks the graph at ``loss.backward()`` (AOTAutograd compiles the backward of each forward graph) and traces the
-optimizer step. Validation and testing stay eager (mmengine compiles ``train_step`` only).
+resuming checkpoints. Dynamo traces the forward under autocast and the loss into graphs; AOTAutograd compiles the
+backward of each. The data preprocessor and the optimizer step stay eager (:func:`keep_data_preprocessor_eager`,
+:class:`EagerOptimizerStep`), and so do validation and testing (mmengine compiles ``train_step`` only).
+Random ops inside the graphs (MAE's masking noise, drop path) draw from inductor's generator, seeded from
+torch's: the same distribution, other draws than an eager run of the same seed.
 
 Detection (Mask R-CNN) compiles its backbone only (:data:`DET_BACKBONE_ONLY`): ``nn.Module.compile`` in place,
 so the parameter names, the checkpoints and ``backbone.pth`` are those of an eager run.
@@ -42,14 +44,16 @@ def compile_plan(task: Optional[str]) -> CompilePlan:
     return CompilePlan(TRAIN_STEP)
 
 
-def configure_dynamo() -> None:
-    """Random numbers drawn with numpy inside the compiled step (timm's Mixup / CutMix draw their lambda and box
-    with ``np.random``) come from numpy's generator, as in eager mode: dynamo would otherwise trace them into
-    graphs that draw from torch's, and a compiled run would mix other batches than the eager run of the same
-    seed. torch's own random ops inside the graphs (MAE's masking noise, drop path) come from inductor's
-    generator, seeded from torch's: the same distribution, other draws than eager."""
-    import torch._dynamo
-    torch._dynamo.config.use_numpy_random_stream = True
+def keep_data_preprocessor_eager(runner) -> None:
+    """The model's data preprocessor runs outside the compiled step. Its work is cheap (normalise, pad, stack)
+    but its random batch augmentations are not traceable as graphs: timm's Mixup / CutMix draw their lambda and
+    box with numpy and Python's ``random``, which dynamo specialises into the graph as constants, so the deit3
+    recipe recompiled its step at every iteration (~70 s each on CPU); and the toolboxes' preprocessors pad
+    batches to sizes that vary. Eager, they draw what an eager run draws."""
+    model = runner.model.module if is_model_wrapper(runner.model) else runner.model
+    preprocessor = getattr(model, 'data_preprocessor', None)
+    if preprocessor is not None:
+        preprocessor.forward = torch.compiler.disable(preprocessor.forward)
 
 
 def compile_backbone(runner, options: dict) -> None:
@@ -61,19 +65,21 @@ def compile_backbone(runner, options: dict) -> None:
     backbone.compile(**options)
 
 
-class PlainParamGroups(Hook):
-    """Turns the optimizers' parameter groups into plain dicts before training. mmengine builds the optimizer
-    from a config, so the groups a constructor makes (paramwise_cfg, layer decay) arrive as ConfigDicts, which
-    dynamo cannot trace when it compiles the optimizer step inside ``train_step`` (torch 2.14:
-    ``InternalTorchDynamoError: 'UserDefinedDictVariable' object has no attribute 'items'``)."""
+class EagerOptimizerStep(Hook):
+    """The optimizer step (``update_params``: backward, gradient clipping, step) runs outside the compiled
+    ``train_step``; the backward still runs the graphs AOTAutograd compiled for the forward. Traced, the step
+    recompiled whenever the learning rate changed (the schedulers set it as a Python float, which dynamo
+    specialises: timm's LAMB recompiled at every iteration of the deit3 demo), and dynamo could not trace the
+    ConfigDict parameter groups mmengine builds from a paramwise config (torch 2.14: ``InternalTorchDynamoError:
+    'UserDefinedDictVariable' object has no attribute 'items'``). On a GPU AdamW runs fused: one kernel, nothing
+    left to compile."""
 
     priority = 'VERY_HIGH'
 
     def before_train(self, runner) -> None:
         wrappers = runner.optim_wrapper
         for wrapper in (wrappers.values() if isinstance(wrappers, OptimWrapperDict) else [wrappers]):
-            groups = wrapper.optimizer.param_groups
-            groups[:] = [dict(group) if type(group) is not dict else group for group in groups]
+            wrapper.update_params = torch.compiler.disable(wrapper.update_params)
 
 
 def use_fused_adamw(optimizer: Optional[dict], device: str) -> bool:
