@@ -28,12 +28,118 @@ def test_list_backbones(capsys):
 
 def test_benchmark_json_contract(tmp_path):
     path = tmp_path / 'bench.json'
-    _tool('benchmark').main(['backbones', '--quick', '--models', 'vit_demo_patch8_64', '--modes', 'fwd',
-                             '--json', str(path)])
+    _tool('benchmark').main(['backbones', '--quick', '--models', 'vit_demo_patch8_64', '--modes', 'fwd,fwd+bwd',
+                             '--dtypes', 'fp32,bf16', '--device', 'cpu', '--json', str(path)])
     result = json.loads(path.read_text())
     assert set(result) == {'machine', 'rows', 'ratios'}
-    assert {r['impl'] for r in result['rows']} == {'vitbench', 'timm'}
     assert {(r['impl'], r['dtype']) for r in result['rows']} == {
         (i, d) for i in ('vitbench', 'timm') for d in ('fp32', 'bf16')}
     assert result['ratios']['vit_demo_patch8_64/fwd/fp32/vitbench_vs_timm'] > 0
     assert result['ratios']['vit_demo_patch8_64/fwd/vitbench_bf16_vs_fp32'] > 0
+    machine = result['machine']
+    assert machine['device'] == 'cpu' and machine['clock'] == 'wall' and machine['datasheet_bf16_tflops'] is None
+    assert set(machine['gemm_tflops']) == {'fp32', 'bf16'}
+    for row in result['rows']:
+        assert row['device'] == 'cpu' and row['compiled'] is False and row['mfu_datasheet'] is None
+        # MFU is the row's own model FLOP rate over the run's measured GEMM rate of its precision
+        flops = (6 if row['mode'] == 'fwd+bwd' else 2) * row['gflops'] * 1e9 * row['batch'] * 1e3 / row['ms_per_iter']
+        assert row['model_tflops'] == pytest.approx(flops / 1e12)
+        assert row['mfu'] == pytest.approx(flops / (machine['gemm_tflops'][row['dtype']] * 1e12))
+        assert row['peak_mem_mb'] is None or row['peak_mem_mb'] > 0
+
+
+def test_benchmark_pretrain_suite_on_cpu(tmp_path):
+    """MAE-lite Tiny vs supervised and attention-only vs full fine-tuning, a quick run: every row has its columns,
+    and the model FLOPs say what the recipes are (MAE's encoder sees a quarter of the patches; a fine-tuning
+    mode runs the same model)."""
+    path = tmp_path / 'pretrain.json'
+    _tool('benchmark').main(['pretrain', '--quick', '--pairs', 'mae_vs_supervised,attn_vs_full_ft', '--dtypes', 'fp32',
+                             '--device', 'cpu', '--threads', '1', '--json', str(path)])
+    result = json.loads(path.read_text())
+    assert [(r['pair'], r['impl']) for r in result['rows']] == [
+        ('mae_vs_supervised', 'supervised'), ('mae_vs_supervised', 'mae'),
+        ('attn_vs_full_ft', 'full_ft'), ('attn_vs_full_ft', 'attn_ft')]
+    for row in result['rows']:
+        assert row['ms_per_iter'] > 0 and row['mfu'] > 0 and row['gmacs'] > 0 and row['peak_mem_mb'] > 0
+    ratios = result['ratios']
+    assert set(ratios) == {f'pretrain/{pair}/fp32/{what}' for pair in ('mae_vs_supervised', 'attn_vs_full_ft')
+                           for what in ('step', 'flops', 'peak_memory')}
+    assert ratios['pretrain/mae_vs_supervised/fp32/flops'] == pytest.approx(0.28, abs=0.01)
+    assert ratios['pretrain/attn_vs_full_ft/fp32/flops'] == 1.0
+    attn, full = result['rows'][3], result['rows'][2]
+    assert attn['trainable_params_M'] < 0.4 * full['trainable_params_M']
+
+
+def test_mae_b_costs_what_the_mae_paper_counts():
+    """MAE-B's step (ViT-B encoder on 49 + 1 tokens, 8 x 512 decoder on all 197) is 0.56x supervised ViT-B's in
+    model FLOPs: the ratio the pretrain suite's measured step time is held against."""
+    import torch
+
+    from pretrain.benchmark import _build, step_macs
+    x = torch.zeros(1, 3, 224, 224)
+    samples = dict(gt_label=torch.zeros(1, dtype=torch.long))
+    mae, sup = (step_macs(_build(name, 'cpu')[0], x, samples) for name in ('mae_b', 'supervised_b'))
+    assert sup == (pytest.approx(17.58e9, rel=1e-3), 0.)
+    # encoder: ViT-B on 50 tokens; decoder: 8 blocks of 512 on 197 tokens, embedding and pixel prediction
+    blocks = lambda n, d, depth: depth * (12 * n * d * d + 2 * n * n * d)  # noqa: E731
+    expected = 196 * 768 * 768 + blocks(50, 768, 12) + 50 * 768 * 512 + blocks(197, 512, 8) + 197 * 512 * 768
+    assert mae[0] == pytest.approx(expected, rel=0.01) and mae[1] == 0.
+    assert mae[0] / sup[0] == pytest.approx(0.557, abs=0.005)
+
+
+BLOCK_OPENMMLAB_TASKS = """
+import sys
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('mmdet', 'mmcv', 'mmseg'):
+            raise ImportError(f'{name} is hidden from this test')
+sys.meta_path.insert(0, Refuse())
+sys.argv = ['tools/benchmark.py'] + sys.argv[1:]
+import runpy
+runpy.run_path('tools/benchmark.py', run_name='__main__')
+assert not [m for m in sys.modules if m.split('.')[0] in ('mmdet', 'mmcv', 'mmseg')]
+"""
+
+
+@pytest.mark.parametrize('argv', [
+    ['backbones', '--models', 'vit_demo_patch8_64', '--modes', 'fwd'],
+    ['pretrain', '--pairs', 'mae_vs_supervised,dmae_vs_mae']])
+def test_benchmark_suites_run_without_mmcv_mmdet_mmseg(argv, tmp_path):
+    """Both suites start and finish on a machine without the detection and segmentation stack (a GPU machine
+    often has only torch and timm): nothing on their path imports it, the registries' ``locations`` included."""
+    import subprocess
+    import sys
+    path = tmp_path / 'out.json'
+    done = subprocess.run([sys.executable, '-c', BLOCK_OPENMMLAB_TASKS, *argv, '--quick', '--dtypes', 'fp32',
+                           '--device', 'cpu', '--threads', '1', '--json', str(path)],
+                          cwd=TOOLS.parent, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert json.loads(path.read_text())['ratios']
+
+
+def test_benchmark_compile_measures_compiled_models(tmp_path, monkeypatch):
+    """--compile wraps both sides in torch.compile (here the aot_eager backend: dynamo's capture and AOTAutograd's
+    backward, without inductor's minutes of C++ compilation on CPU) and still checks outputs first."""
+    import torch
+    compiled = []
+    real = torch.compile
+
+    def spy(model, **kwargs):
+        compiled.append((type(model).__name__, kwargs.get('backend')))
+        return real(model, **kwargs)
+    monkeypatch.setattr(torch, 'compile', spy)
+    path = tmp_path / 'bench.json'
+    _tool('benchmark').main(['backbones', '--quick', '--models', 'vit_demo_patch8_64', '--modes', 'fwd+bwd',
+                             '--dtypes', 'fp32', '--device', 'cpu', '--compile', 'aot_eager', '--json', str(path)])
+    assert compiled == [('VisionTransformer', 'aot_eager'), ('VisionTransformer', 'aot_eager')]
+    result = json.loads(path.read_text())
+    assert result['machine']['compile'] == 'aot_eager' and all(r['compiled'] for r in result['rows'])
+
+
+@pytest.mark.slow
+def test_benchmark_compile_with_inductor(tmp_path):
+    """The default backend end to end on CPU (C++ code generation: about a minute per model on 2 cores)."""
+    path = tmp_path / 'bench.json'
+    _tool('benchmark').main(['backbones', '--quick', '--models', 'vit_demo_patch8_64', '--modes', 'fwd',
+                             '--dtypes', 'fp32', '--device', 'cpu', '--compile', '--json', str(path)])
+    assert json.loads(path.read_text())['ratios']['vit_demo_patch8_64/fwd/fp32/vitbench_vs_timm'] > 0

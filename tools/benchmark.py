@@ -296,8 +296,6 @@ def main(argv=None):
         rows += [dict(row, suite=suite) for row in r]
         ratios.update(q)
     machine['load_avg_end'] = os.getloadavg()
-    if device.type == 'cuda':
-        machine['max_memory_allocated_gb'] = torch.cuda.max_memory_allocated(device) / 2 ** 30
     print()
     print_table(rows)
     print()
