@@ -5,7 +5,6 @@ import time
 import pytest
 import torch
 
-from vitbench.engine import step_meter
 from vitbench.engine.step_meter import peak_memory_mb, resolve_device, time_side_by_side
 
 
