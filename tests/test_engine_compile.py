@@ -19,12 +19,20 @@ from vitbench.engine.compile import EagerOptimizerStep, compile_backbone
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_compile_backbone_compiles_in_place_and_keeps_parameter_names():
+def test_compile_backbone_compiles_the_training_forward_in_place_and_keeps_parameter_names():
     model = nn.Sequential()
     model.backbone, model.head = nn.Linear(4, 4), nn.Linear(4, 2)
     names = list(model.state_dict())
-    compile_backbone(SimpleNamespace(model=model), {})
-    assert model.backbone._compiled_call_impl is not None and model.head._compiled_call_impl is None
+    compile_backbone(SimpleNamespace(model=model), dict(backend='eager'))
+    x = torch.randn(2, 4)
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    model.backbone.eval()
+    eval_out = model.backbone(x)  # eager: validation and testing are not compiled
+    assert counters['frames']['total'] == 0
+    model.backbone.train()
+    torch.testing.assert_close(model.backbone(x), eval_out)
+    assert counters['frames']['total'] > 0  # dynamo traced the training forward
     assert list(model.state_dict()) == names  # checkpoints and backbone.pth as in an eager run
     with pytest.raises(ValueError, match='has no backbone to compile'):
         compile_backbone(SimpleNamespace(model=nn.Linear(2, 2)), {})

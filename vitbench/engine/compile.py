@@ -8,8 +8,8 @@ backward of each. The data preprocessor and the optimizer step stay eager (:func
 Random ops inside the graphs (MAE's masking noise, drop path) draw from inductor's generator, seeded from
 torch's: the same distribution, other draws than an eager run of the same seed.
 
-Detection (Mask R-CNN) compiles its backbone only (:data:`DET_BACKBONE_ONLY`): ``nn.Module.compile`` in place,
-so the parameter names, the checkpoints and ``backbone.pth`` are those of an eager run.
+Detection (Mask R-CNN) compiles its backbone's training forward only (:data:`DET_BACKBONE_ONLY`), in place, so
+the parameter names, the checkpoints and ``backbone.pth`` are those of an eager run.
 
 Fused AdamW (``torch.optim.AdamW(fused=True)``, one kernel for all parameters): on CUDA it computes the
 same update as the default (foreach) implementation up to float rounding, so :func:`use_fused_adamw` turns it
@@ -57,12 +57,20 @@ def keep_data_preprocessor_eager(runner) -> None:
 
 
 def compile_backbone(runner, options: dict) -> None:
-    """Compile ``model.backbone`` of the Runner's model in place (through DDP's wrapper, if any)."""
+    """Compile the forward of ``model.backbone`` of the Runner's model (through DDP's wrapper, if any) for
+    training; in eval mode (validation, testing) it runs eager, as mmengine's compiled ``train_step`` leaves
+    them. The module keeps its parameters and their names."""
     model = runner.model.module if is_model_wrapper(runner.model) else runner.model
     backbone = getattr(model, 'backbone', None)
     if backbone is None:
         raise ValueError(f'--compile: {type(model).__name__} has no backbone to compile')
-    backbone.compile(**options)
+    eager = backbone.forward
+    compiled = torch.compile(eager, **options)
+
+    def forward(*args, **kwargs):
+        return (compiled if backbone.training else eager)(*args, **kwargs)
+
+    backbone.forward = forward
 
 
 class EagerOptimizerStep(Hook):
