@@ -143,3 +143,21 @@ def test_benchmark_compile_with_inductor(tmp_path):
     _tool('benchmark').main(['backbones', '--quick', '--models', 'vit_demo_patch8_64', '--modes', 'fwd',
                              '--dtypes', 'fp32', '--device', 'cpu', '--compile', '--json', str(path)])
     assert json.loads(path.read_text())['ratios']['vit_demo_patch8_64/fwd/fp32/vitbench_vs_timm'] > 0
+
+
+def test_benchmark_dense_suite_times_upernet_beside_mmsegs_own_vit(tmp_path):
+    """The dense suite on CPU: the same UperNet (neck, heads, loss) on vitbench's ViT and on mmseg's
+    VisionTransformer of the same architecture, stepped by the optim wrapper --amp chooses (tools/train.py's)."""
+    from vitbench.engine.amp import amp_plan
+    from vitbench.engine.cpu_amp import cpu_has_fast_bf16
+    path = tmp_path / 'dense.json'
+    _tool('benchmark').main(['dense', '--device', 'cpu', '--dense-arch', 'vit_demo_patch8_64', '--dense-size', '64',
+                             '--rounds', '1', '--warmup', '1', '--json', str(path)])
+    data = json.loads(path.read_text())
+    ours, theirs = data['rows']
+    assert (ours['impl'], theirs['impl']) == ('vitbench', 'mmseg_vit') and ours['suite'] == 'dense'
+    # the same model but for the backbone's implementation: parameters equal within a norm's worth
+    assert abs(ours['params_M'] - theirs['params_M']) < 0.001 * ours['params_M']
+    assert ours['dtype'] == amp_plan('cpu', 'seg', cpu_fast_bf16=cpu_has_fast_bf16()).precision
+    ratio = data['ratios']['dense/upernet_vitbench_vs_mmseg_vit_step']
+    assert ratio == pytest.approx(ours['ms_per_iter'] / theirs['ms_per_iter'])

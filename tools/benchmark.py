@@ -24,10 +24,14 @@ Suites:
   pretrain   training-step cost of the recipes (pretrain/benchmark.py, ``--pairs``): MAE-B vs supervised
              ViT-B, MAE-lite Tiny vs supervised Tiny, distilled MAE vs MAE, attention-only vs full fine-tuning
              (step time, model FLOPs, MFU and peak memory).
+  dense      a training step of the dense tasks as their configs build them, with the precision --amp chooses
+             (downstream/benchmark.py, needs mmseg / mmdet): UperNet on vitbench's ViT-B vs the same UperNet on
+             mmseg's own VisionTransformer (step time, peak memory), and a Mask R-CNN ViT-B step (CUDA).
 
 A GPU run of each suite in about a minute (eager; add --compile for the compiled one):
   tools/benchmark.py backbones --models deit3_base_patch16_224 --batch 256 --modes fwd+bwd --json b.json
   tools/benchmark.py pretrain --pairs mae_b_vs_supervised_b,attn_vs_full_ft --batch 256 --json p.json
+  tools/benchmark.py dense --rounds 3 --iters 3 --json d.json
 """
 import argparse
 import datetime
@@ -212,7 +216,12 @@ def bench_pretrain(args, peaks: dict) -> tuple:
     return run(args, peaks['gemm'], peaks['datasheet_bf16'])
 
 
-SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain}
+def bench_dense(args, peaks: dict) -> tuple:
+    from downstream.benchmark import bench_dense as run  # mmseg and mmdet: this suite alone needs them
+    return run(args)
+
+
+SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'dense': bench_dense}
 
 
 def print_table(rows):
@@ -238,6 +247,14 @@ def parse_args(argv=None):
     parser.add_argument('--models', default=','.join(DEFAULT_MODELS), help='backbones: comma-separated variant names')
     parser.add_argument('--pairs', default=','.join(PAIRS), help='pretrain: comma-separated pairs of '
                         'pretrain/benchmark.py')
+    parser.add_argument('--dense-arch', default='deit3_base_patch16_224',
+                        help='dense: the backbone of the UperNet and Mask R-CNN steps')
+    parser.add_argument('--dense-batch', type=int, help='dense: UperNet images per step (default 8 on CUDA, 2 on '
+                        'CPU); Mask R-CNN takes half')
+    parser.add_argument('--dense-size', type=int, help="dense: image side (default: the configs' crops, 512 for "
+                        'UperNet and 1024 for Mask R-CNN)')
+    parser.add_argument('--dense-tasks', help='dense: seg,det (default on CUDA; seg alone on CPU, where a Mask R-CNN '
+                        'ViT-B step takes minutes)')
     parser.add_argument('--batch', '--batch-size', dest='batch_size', type=int,
                         help=f'images per step (default: {DEFAULT_BATCH["cpu"]} on CPU, '
                              f'{DEFAULT_BATCH["cuda"]} on CUDA)')
@@ -274,6 +291,8 @@ def parse_args(argv=None):
         parser.error(f'--dtypes: unknown {unknown}; expected some of {", ".join(DTYPES)}')
     if args.batch_size is None:
         args.batch_size = DEFAULT_BATCH[device_type]
+    args.dense_batch = args.dense_batch or (8 if device_type == 'cuda' else 2)
+    args.dense_tasks = (args.dense_tasks or ('seg,det' if device_type == 'cuda' else 'seg')).split(',')
     if args.warmup is None:
         args.warmup = 3 if device_type == 'cuda' or args.compile else 1
     if args.quick:
