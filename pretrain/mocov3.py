@@ -139,10 +139,13 @@ class MoCoV3(BaseModel):
         """Backbone and projector under the names the momentum encoder's copies have (shares the modules)."""
         return nn.Sequential(OrderedDict(backbone=self.backbone, projector=self.projector))
 
-    @torch.no_grad()
-    def update_momentum_encoder(self) -> None:
+    @torch.compiler.disable  # eager under --compile: traced, the momentum (a float that changes at every
+    @torch.no_grad()         # iteration) was a constant of the graph, and the step recompiled at every iteration
+    def update_momentum_encoder(self) -> torch.Tensor:
+        """Averages the momentum encoder toward backbone + projector; returns the momentum it used (logged)."""
         self.momentum_encoder.momentum = 1. - self.momentum
         self.momentum_encoder.update_parameters(self._base_encoder())
+        return torch.tensor(self.momentum)
 
     @staticmethod
     def _two_views(inputs: torch.Tensor):
@@ -166,11 +169,11 @@ class MoCoV3(BaseModel):
         both = torch.cat([x1, x2])  # the ViT has no batch statistics: one pass for both views
         q1, q2 = (self.predictor(self.projector(f)) for f in self.backbone(both).chunk(2))
         with torch.no_grad():
-            self.update_momentum_encoder()
+            momentum = self.update_momentum_encoder()
             encoder = self.momentum_encoder.module
             k1, k2 = (encoder.projector(f) for f in encoder.backbone(both).chunk(2))  # BN statistics per view
         loss = contrastive_loss(q1, k2, self.temperature) + contrastive_loss(q2, k1, self.temperature)
-        return dict(loss=loss, momentum=torch.tensor(self.momentum))
+        return dict(loss=loss, momentum=momentum)
 
 
 @HOOKS.register_module()
