@@ -49,7 +49,7 @@ def main(argv=None):
         cfg.resume, cfg.load_from = True, None
     elif args.resume is not None:
         cfg.resume, cfg.load_from = True, args.resume
-    task = cfg.get('experiment', {}).get('task')
+    task = (cfg.get('experiment') or {}).get('task')
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     if args.amp:
         use_mixed_precision(cfg, args.config, task, device, auto=args.amp == 'auto')
