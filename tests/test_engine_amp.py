@@ -11,7 +11,7 @@ from mmengine.optim import AmpOptimWrapper, OptimWrapper
 from torch import nn
 
 from _tool_helpers import REPO
-from vitbench.engine.amp import DET_CPU, DET_FP16, AutocastOptimWrapper, amp_plan
+from vitbench.engine.amp import DET_CPU, DET_FP16, AutocastOptimWrapper, amp_plan, cuda_has_bf16
 from vitbench.engine.compile import BACKBONE, DET_BACKBONE_ONLY, TRAIN_STEP, compile_plan, use_fused_adamw
 from vitbench.engine.cpu_amp import SLOW_BF16
 from vitbench.engine.run_cost import precision_of
@@ -43,6 +43,17 @@ def test_cpu_choices_are_unchanged():
                                                                        dtype='bfloat16'), None)
     assert amp_plan('cpu', 'seg', cpu_fast_bf16=False) == ('fp32', None, SLOW_BF16)
     assert amp_plan('cpu', 'det', cpu_fast_bf16=True) == ('fp32', None, DET_CPU)
+
+
+@pytest.mark.parametrize('capability, native', [((7, 0), False), ((7, 5), False), ((8, 0), True), ((9, 0), True)])
+def test_cuda_has_bf16_reads_the_capability_of_this_ranks_gpu(monkeypatch, capability, native):
+    asked = []
+    monkeypatch.setattr(torch.cuda, 'is_available', lambda: True)
+    monkeypatch.setattr(torch.cuda, 'device_count', lambda: 8)
+    monkeypatch.setattr(torch.cuda, 'get_device_capability', lambda index: asked.append(index) or capability)
+    monkeypatch.setattr(torch.version, 'hip', None)
+    monkeypatch.setenv('LOCAL_RANK', '3')
+    assert cuda_has_bf16() is native and asked == [3]  # V100 (7.0) / T4 (7.5) emulate bf16: float16 there
 
 
 def _tool():

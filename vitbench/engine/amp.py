@@ -14,6 +14,7 @@ the loss by 2**16, unscales the gradients, checks them for inf/NaN and skips ste
 the task, so that the GPU branches are tested on CPU.
 """
 import contextlib
+import os
 from typing import NamedTuple, Optional
 
 import torch
@@ -63,15 +64,16 @@ def amp_plan(device: str, task: Optional[str], gpu_bf16: bool = False, cpu_fast_
 
 
 def cuda_has_bf16() -> bool:
-    """Whether the current GPU computes in bfloat16 natively (compute capability >= 8.0, or ROCm). Not plain
-    ``torch.cuda.is_bf16_supported()``: by default it also says True for GPUs that only emulate bf16 (V100, T4),
-    where bf16 autocast runs slower than float16."""
+    """Whether this process's GPU computes in bfloat16 natively: compute capability >= 8.0 (A100, H100, ...), or
+    ROCm. Not plain ``torch.cuda.is_bf16_supported()``: by default it also says True for GPUs that only emulate
+    bf16 (V100, T4), where bf16 autocast runs slower than float16. The GPU is the one this rank will train on
+    (``LOCAL_RANK``; the Runner sets it later), so that no rank touches GPU 0 for the question."""
     if not torch.cuda.is_available():
         return False
-    try:
-        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
-    except TypeError:  # torch < 2.4 has no including_emulation and checks the capability itself
-        return bool(torch.cuda.is_bf16_supported())
+    if torch.version.hip:
+        return True
+    index = int(os.environ.get('LOCAL_RANK', 0)) % torch.cuda.device_count()
+    return torch.cuda.get_device_capability(index) >= (8, 0)
 
 
 @OPTIM_WRAPPERS.register_module()
