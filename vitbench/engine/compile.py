@@ -47,7 +47,7 @@ def compile_plan(task: Optional[str]) -> CompilePlan:
 def keep_data_preprocessor_eager(runner) -> None:
     """The model's data preprocessor runs outside the compiled step. Its work is cheap (normalise, pad, stack)
     but its random batch augmentations are not traceable as graphs: timm's Mixup / CutMix draw their lambda and
-    box with numpy and Python's ``random``, which dynamo specialises into the graph as constants, so the deit3
+    box with numpy and Python's ``random``, values dynamo bakes into the graph and guards on, so the deit3
     recipe recompiled its step at every iteration (~70 s each on CPU); and the toolboxes' preprocessors pad
     batches to sizes that vary. Eager, they draw what an eager run draws."""
     model = runner.model.module if is_model_wrapper(runner.model) else runner.model
