@@ -565,6 +565,24 @@ def test_demo_pipeline_is_a_consistent_dag():
     assert len(runner.leaderboard_runs(board, existing=False)) == 19  # every train stage, not stray folders
 
 
+def test_demo_pipeline_trains_in_the_precision_vitbench_amp_names(monkeypatch):
+    """--amp auto by default (bf16 where the hardware has it); VITBENCH_AMP=off trains every stage in float32, the
+    check that the demo's orderings hold in float32 too (what an AVX2 CPU runs)."""
+    def amp_args():
+        trains = [s for s in load_pipeline(str(REPO / 'configs/pipelines/demo.py')).stages if s.kind == 'train']
+        return {tuple(s.spec['args'][s.spec['args'].index('--amp'):][:2]) for s in trains}
+    monkeypatch.delenv('VITBENCH_AMP', raising=False)
+    assert amp_args() == {('--amp', 'auto')}
+    monkeypatch.setenv('VITBENCH_AMP', 'off')
+    assert amp_args() == {('--amp', 'off')}
+    sys.path.insert(0, str(REPO / 'tools'))
+    try:
+        import train
+        assert train.parse_args(['configs/demo/sup_demo.py', '--amp', 'off']).amp == 'off'
+    finally:
+        sys.path.remove(str(REPO / 'tools'))
+
+
 def test_demo_pipeline_with_seeds_distils_each_seed_from_the_same_seeds_mae():
     pipeline = load_pipeline('configs/pipelines/demo.py', seeds=[0, 1, 2])
     assert len([s for s in pipeline.stages if s.kind == 'train']) == 3 * 19

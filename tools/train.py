@@ -29,12 +29,14 @@ def parse_args(argv=None):
     parser.add_argument('--keep-blocks', type=int, metavar='K',
                         help='load only the first K blocks of the backbone weights and re-initialise the rest '
                         '(MAE-lite keep-first-k-blocks; recorded as pretrain.keep_blocks in result.json)')
-    parser.add_argument('--amp', nargs='?', const='on', choices=('on', 'auto'),
+    parser.add_argument('--amp', nargs='?', const='on', choices=('on', 'auto', 'off'),
                         help='automatic mixed precision: bfloat16 without loss scaling on GPUs that have it '
                         '(compute capability >= 8.0) and on CPUs with bf16 instructions, float16 with loss scaling '
                         'on older GPUs and for detection on any GPU; refused where it cannot run or would be slower. '
                         "'--amp auto': mixed precision where it is available and faster, float32 elsewhere (what "
-                        'the demo pipeline uses). result.json records the precision (cost.precision)')
+                        "the demo pipeline uses); '--amp off': float32, as without --amp (a pipeline's argument a "
+                        'variable can set: VITBENCH_AMP=off make demo). result.json records the precision '
+                        '(cost.precision)')
     parser.add_argument('--compile', action='store_true',
                         help="torch.compile the training step (mmengine's `compile` key; options with --cfg-options "
                         'compile.mode=max-autotune); detection compiles its backbone only. The first iterations '
@@ -51,7 +53,7 @@ def main(argv=None):
         cfg.resume, cfg.load_from = True, args.resume
     task = (cfg.get('experiment') or {}).get('task')
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
-    if args.amp:
+    if args.amp in ('on', 'auto'):
         use_mixed_precision(cfg, args.config, task, device, auto=args.amp == 'auto')
     if use_fused_adamw((cfg.get('optim_wrapper') or {}).get('optimizer'), device):
         cfg.optim_wrapper.optimizer.fused = True  # same update up to rounding, one kernel for all parameters

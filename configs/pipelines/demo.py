@@ -11,13 +11,14 @@
 #
 # The schedules are the demo configs' own (configs/demo/*.py): one source of truth, so a stand-alone
 # `tools/train.py configs/demo/X.py` is the pipeline's stage X. Training stages run with `--amp auto`: bfloat16
-# where the CPU has fast bf16 units (1.7-1.9x faster for the demo ViT), float32 elsewhere; result.json records
-# which (cost.precision).
+# where the CPU has fast bf16 units (1.7-1.9x faster for the demo ViT) and on GPUs that have it, float16 for
+# detection on GPUs, float32 elsewhere (AVX2 CPUs); result.json records which (cost.precision).
+# `VITBENCH_AMP=off make demo` trains every stage in float32 instead (`--amp off`), as an AVX2 CPU does.
 work_dir = 'work_dirs/demo'
 backbones = ['vit_demo_patch8_64']
 jobs = 2  # two one-thread stages at a time: on 2 cores, about 1.6x sooner than one two-thread stage at a time
 
-_amp = ['--amp', 'auto']
+_amp = ['--amp', '{{$VITBENCH_AMP:auto}}']  # mmengine fills in the variable, else 'auto'
 # the pre-trained backbones downstream stages start from (None: from scratch)
 _init = dict(sup='sup', mae='mae', dmae='dmae', scratch=None)
 _downstream = dict(  # the longest first, so the short ones fill the end
