@@ -24,22 +24,20 @@ DET_CONFIG = 'configs/maskrcnn_deit3_b.py'
 
 def _model(config: str, arch: str):
     """The config's model with ``arch`` as its backbone (necks and heads follow, as ``--backbone`` does), no
-    pre-trained weights, plain BN (one process)."""
-    from mmengine.config import Config, ConfigDict
+    pre-trained weights."""
+    from mmengine.config import Config
 
     from downstream.backbone_swap import swap_backbone
     cfg = Config.fromfile(config)
     swap_backbone(cfg, arch, None, None)
     cfg.model.backbone.pop('init_cfg', None)
-    return ConfigDict(_plain_bn(cfg.model.to_dict()))  # mmdet reads train_cfg.rpn as attributes
+    return cfg.model
 
 
-def _plain_bn(node):
-    if isinstance(node, dict):
-        return {k: ('BN' if k == 'type' and v == 'SyncBN' else _plain_bn(v)) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain_bn(v) for v in node]
-    return node
+def _build(registry, model_cfg, device):
+    """Built for one process as the Runner builds it there: SyncBN reverted to BN (mmengine's own function)."""
+    from mmengine.model import revert_sync_batchnorm
+    return revert_sync_batchnorm(registry.build(model_cfg)).to(device).train()
 
 
 def _mmseg_vit(backbone: dict, size: int) -> dict:
@@ -107,8 +105,7 @@ def bench_dense(args) -> Tuple[List[dict], Dict[str, float]]:
     theirs = copy.deepcopy(seg)
     theirs['backbone'] = _mmseg_vit(seg['backbone'], size)
     from mmseg.registry import MODELS as SEG_MODELS
-    models = {'vitbench': SEG_MODELS.build(seg).to(device).train(),
-              'mmseg_vit': SEG_MODELS.build(theirs).to(device).train()}
+    models = {'vitbench': _build(SEG_MODELS, seg, device), 'mmseg_vit': _build(SEG_MODELS, theirs, device)}
     data = _seg_batch(batch, size, seg['decode_head']['num_classes'])
     steps, precision = {}, None
     for name, model in models.items():
@@ -138,7 +135,7 @@ def bench_dense(args) -> Tuple[List[dict], Dict[str, float]]:
         size = args.dense_size or det['data_preprocessor']['pad_size_divisor']  # the LSJ square
         det['data_preprocessor']['pad_size_divisor'] = size
         det['backbone']['img_size'] = size
-        model = DET_MODELS.build(det).to(device).train()
+        model = _build(DET_MODELS, det, device)
         batch = max(1, batch // 2)  # 1024 px crops: half UperNet's batch
         data = _det_batch(batch, size, det['roi_head']['bbox_head']['num_classes'])
         wrapper, precision = _optim_wrapper(model, device, 'det')
