@@ -37,31 +37,21 @@ FINETUNE_ARCH = 'deit3_small_patch16_224'
 LITE_DECODER = dict(embed_dim=96, depth=1, num_heads=3)
 BASE_DECODER = dict(embed_dim=512, depth=8, num_heads=16)  # MAE's ViT-B decoder
 
-# model name -> (the backbone variant in the rows, how to build it from a folder for the teacher's file)
-MODELS: Dict[str, Tuple[str, Callable[[str], nn.Module]]] = {}
+def _supervised(arch: str) -> Callable[[str], nn.Module]:
+    def build(tmp):
+        from .classifier import ImageClassifier
+        return ImageClassifier(dict(arch=arch), loss=dict(kind='bce'))
+    return build
 
 
-def _model(name: str, arch: str):
-    def register(build):
-        MODELS[name] = (arch, build)
-        return build
-    return register
+def _mae(arch: str, decoder: dict) -> Callable[[str], nn.Module]:
+    def build(tmp):
+        from .mae import MAE
+        return MAE(dict(arch=arch), decoder=decoder)
+    return build
 
 
-@_model('supervised', TINY_ARCH)
-def _supervised(tmp):
-    from .classifier import ImageClassifier
-    return ImageClassifier(dict(arch=TINY_ARCH), loss=dict(kind='bce'))
-
-
-@_model('mae', TINY_ARCH)
-def _mae(tmp):
-    from .mae import MAE
-    return MAE(dict(arch=TINY_ARCH), decoder=LITE_DECODER)
-
-
-@_model('dmae', TINY_ARCH)
-def _dmae(tmp):
+def _dmae(tmp: str) -> nn.Module:
     from backbones import create_model, save_checkpoint
 
     from .dmae import DistilledMAE
@@ -69,28 +59,23 @@ def _dmae(tmp):
     return DistilledMAE(dict(arch=TINY_ARCH), teacher=dict(checkpoint=teacher), decoder=LITE_DECODER)
 
 
-@_model('supervised_b', BASE_ARCH)
-def _supervised_b(tmp):
-    from .classifier import ImageClassifier
-    return ImageClassifier(dict(arch=BASE_ARCH), loss=dict(kind='bce'))
+def _finetune(trainable: str) -> Callable[[str], nn.Module]:
+    def build(tmp):
+        from .classifier import ImageClassifier
+        return ImageClassifier(dict(arch=FINETUNE_ARCH), trainable=trainable)
+    return build
 
 
-@_model('mae_b', BASE_ARCH)
-def _mae_b(tmp):
-    from .mae import MAE
-    return MAE(dict(arch=BASE_ARCH), decoder=BASE_DECODER)
-
-
-@_model('full_ft', FINETUNE_ARCH)
-def _full_ft(tmp):
-    from .classifier import ImageClassifier
-    return ImageClassifier(dict(arch=FINETUNE_ARCH), trainable='all')
-
-
-@_model('attn_ft', FINETUNE_ARCH)
-def _attn_ft(tmp):
-    from .classifier import ImageClassifier
-    return ImageClassifier(dict(arch=FINETUNE_ARCH), trainable='attention')
+# model name -> (the backbone variant in the rows, how to build it from a folder for the teacher's file)
+MODELS: Dict[str, Tuple[str, Callable[[str], nn.Module]]] = {
+    'supervised': (TINY_ARCH, _supervised(TINY_ARCH)),
+    'mae': (TINY_ARCH, _mae(TINY_ARCH, LITE_DECODER)),
+    'dmae': (TINY_ARCH, _dmae),
+    'supervised_b': (BASE_ARCH, _supervised(BASE_ARCH)),
+    'mae_b': (BASE_ARCH, _mae(BASE_ARCH, BASE_DECODER)),
+    'full_ft': (FINETUNE_ARCH, _finetune('all')),
+    'attn_ft': (FINETUNE_ARCH, _finetune('attention')),
+}
 
 
 # pair -> (base, other): the ratio is other / base
