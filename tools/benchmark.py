@@ -45,7 +45,7 @@ import torch.nn.functional as F
 
 from vitbench.engine.cpu import cpu_flags, cpu_name
 from vitbench.engine.cpu_amp import SLOW_BF16, cpu_has_fast_bf16
-from vitbench.engine.mfu import datasheet_bf16_flops, gemm_rate, mfu
+from vitbench.engine.mfu import datasheet_bf16_flops, gemm_rate, mfu, train_flops
 from vitbench.engine.step_meter import (CLOCKS, DTYPES, PeakRSS, autocast, clock_name, default_device, device_name,
                                         peak_memory_mb, resolve_device, synchronize, time_side_by_side)
 from vitbench.fileio import atomic_write_text
@@ -188,7 +188,7 @@ def bench_backbones(args, peaks: dict) -> tuple:
                     rows.append(dict(info, impl=impl, mode=mode, dtype=dtype, clock=clock_name(device, args.clock),
                                      ms_per_iter=1e3 * fastest, ms_per_iter_median=1e3 * median,
                                      img_per_s=ips[impl, mode, dtype],
-                                     model_tflops=(6 if train else 2) * macs * args.batch_size / fastest / 1e12,
+                                     model_tflops=train_flops(macs, args.batch_size, train) / fastest / 1e12,
                                      mfu=mfu(macs, args.batch_size, fastest, peaks['gemm'].get(dtype), train),
                                      mfu_datasheet=mfu(macs, args.batch_size, fastest,
                                                        peaks['datasheet_bf16'] if dtype != 'fp32' else None, train),
