@@ -37,3 +37,33 @@ def test_env_check_reports_a_working_stack():
     compiled = get_compiling_cuda_version()
     kernels = 'none: CPU-only ops' if compiled == 'not available' else f'ops compiled for CUDA {compiled}'
     assert f'mmcv CUDA    {kernels}' in result.stdout
+
+
+def _env_check_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('env_check', Path(__file__).resolve().parents[1] / 'tools/env_check.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_env_check_from_a_checkout_on_another_torch(monkeypatch, capsys):
+    """A GPU image set up by tools/install_offline.sh: vitbench from the checkout (not installed), the image's own
+    torch. The pins come from pyproject.toml; torch differing is said and breaks nothing, mmdet differing does."""
+    import importlib.metadata
+    env_check = _env_check_module()
+    real_version = importlib.metadata.version
+    versions = {'torch': '2.11.0+cu130'}
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, 'requires', not_installed)
+    monkeypatch.setattr(importlib.metadata, 'version', lambda dist: versions.get(dist) or real_version(dist))
+    assert env_check.main() == 0
+    out = capsys.readouterr().out
+    assert 'vitbench     from the checkout' in out and 'torch        2.11.0+cu130  (expected 2.14.1)' in out
+    assert '- torch 2.11.0+cu130 installed, 2.14.1 pinned in pyproject.toml' in out
+    versions['mmdet'] = '3.2.0'
+    assert env_check.main() == 1
+    assert '- mmdet 3.2.0 installed, 3.3.0 pinned in pyproject.toml' in capsys.readouterr().err

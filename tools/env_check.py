@@ -5,6 +5,7 @@
 """
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import platform
 import sys
@@ -15,16 +16,33 @@ PACKAGES = {'torch': 'torch', 'torchvision': 'torchvision', 'mmengine': 'mmengin
 
 
 def pinned_versions():
-    """The ``==`` pins of pyproject.toml, as the installed vitbench declares them."""
+    """The ``==`` pins of pyproject.toml: as the installed vitbench declares them, else (vitbench run from a checkout
+    through PYTHONPATH, as on a GPU image set up by tools/install_offline.sh) as the checkout's pyproject.toml says.
+    Raises PackageNotFoundError when neither is there."""
+    try:
+        requirements = importlib.metadata.requires('vitbench') or []
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'pyproject.toml')
+        if importlib.util.find_spec('vitbench') is None or not os.path.isfile(pyproject):
+            raise
+        import tomllib
+        with open(pyproject, 'rb') as f:
+            requirements = tomllib.load(f)['project']['dependencies']
+        print(f'  vitbench     from the checkout {os.path.dirname(pyproject)} (not installed)')
     pins = {}
-    for requirement in importlib.metadata.requires('vitbench') or []:
+    for requirement in requirements:
         name, sep, version = requirement.partition('==')
         if sep:
             pins[name.strip()] = version.split(';')[0].strip()
     return pins
 
 
-def check_packages(problems):
+# torch comes with the machine (a GPU node's image keeps its own build: tools/install_offline.sh): another version
+# than the pin works, and is said, but breaks nothing; the other packages are built against it or pinned together.
+NOTED_ONLY = {'torch', 'torchvision'}
+
+
+def check_packages(problems, notes):
     try:
         pins = pinned_versions()
     except importlib.metadata.PackageNotFoundError:
@@ -41,7 +59,8 @@ def check_packages(problems):
         pinned = pins.get(dist)
         mismatch = pinned is not None and version.split('+')[0] != pinned
         if mismatch:
-            problems.append(f'{dist} {version} installed, {pinned} pinned in pyproject.toml')
+            (notes if dist in NOTED_ONLY else problems).append(
+                f'{dist} {version} installed, {pinned} pinned in pyproject.toml')
         print(f'  {name:<12} {version}' + (f'  (expected {pinned})' if mismatch else ''))
 
 
@@ -66,25 +85,29 @@ def check_mmcv_ops(problems):
 
 
 def check_mmcv_cuda_kernels(problems):
-    """Whether mmcv's ops were compiled with CUDA kernels (and for which CUDA); on a visible GPU they must be,
-    and nms must run there: mmdet would otherwise stop at its first NMS or RoIAlign on a CUDA tensor."""
+    """Whether mmcv's ops have CUDA kernels: on a visible GPU, nms must run there (mmdet would otherwise stop at its
+    first NMS or RoIAlign on a CUDA tensor). There the kernels are tried rather than asked for: right after mmcv was
+    built on an H200 (torch 2.11, CUDA 13), a check that imported mmcv.ops and called ``get_compiling_cuda_version()``
+    died of a segmentation fault, while the ops ran through the whole demo."""
     import torch
-    from mmcv.ops import get_compiling_cuda_version, nms
-    compiled = get_compiling_cuda_version()
-    has_kernels = compiled not in ('not available', '', None)
-    print('  mmcv CUDA    ' + (f'ops compiled for CUDA {compiled}' if has_kernels else 'none: CPU-only ops'))
     if not torch.cuda.is_available():
+        from mmcv.ops import get_compiling_cuda_version
+        compiled = get_compiling_cuda_version()  # a CPU-only build says 'not available'
+        print('  mmcv CUDA    ' + ('none: CPU-only ops' if compiled in ('not available', '', None)
+                                   else f'ops compiled for CUDA {compiled}'))
         return
-    if not has_kernels:
-        problems.append(f'a GPU is visible ({torch.cuda.get_device_name(0)}) but mmcv {_mmcv_version()} has CPU-only '
-                        'ops; rebuild it with its CUDA ops: VITBENCH_CUDA=1 make install')
-        return
+    from mmcv.ops import nms
     try:
         boxes = torch.tensor([[0., 0., 10., 10.], [20., 20., 30., 30.]], device='cuda')
         nms(boxes, torch.tensor([0.9, 0.8], device='cuda'), iou_threshold=0.5)
         print(f'  mmcv CUDA    nms runs on {torch.cuda.get_device_name(0)}')
-    except Exception as e:  # noqa: BLE001 - e.g. no kernel image for this GPU's architecture
-        capability = '.'.join(map(str, torch.cuda.get_device_capability(0)))
+    except RuntimeError as e:
+        if 'not found' in str(e):  # "nms_impl: implementation for device cuda:0 not found."
+            print('  mmcv CUDA    none: CPU-only ops')
+            problems.append(f'a GPU is visible ({torch.cuda.get_device_name(0)}) but mmcv {_mmcv_version()} has '
+                            'CPU-only ops; rebuild it with its CUDA ops: VITBENCH_CUDA=1 make install')
+            return
+        capability = '.'.join(map(str, torch.cuda.get_device_capability(0)))  # e.g. no kernel image for this GPU
         problems.append(f'mmcv.ops has CUDA kernels but nms fails on the GPU (compute capability {capability}): '
                         f'{type(e).__name__}: {e}; rebuild with TORCH_CUDA_ARCH_LIST={capability} make install')
 
@@ -103,14 +126,16 @@ def report_hardware():
 
 
 def main():
-    problems = []
+    problems, notes = [], []
     print('vitbench environment')
-    check_packages(problems)
+    check_packages(problems, notes)
     check_mmcv_ops(problems)
     try:
         report_hardware()
     except Exception as e:  # noqa: BLE001
         problems.append(f'torch cannot report the hardware: {e}')
+    if notes:
+        print('\nNOTES (numbers measured with the pins may differ a little):\n' + '\n'.join(f'  - {n}' for n in notes))
     if problems:
         print('\nBROKEN:\n' + '\n'.join(f'  - {p}' for p in problems), file=sys.stderr)
         return 1

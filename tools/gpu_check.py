@@ -48,11 +48,11 @@ def steps(out: str) -> List[Step]:
     def bench_step(name, suite, timeout, *extra):
         return Step(name, bench + [suite, '--json', f'{out}/{name}.json', *extra], timeout)
 
-    # as measured on one H200 (wall time, building and compiling included): 26 s, 29 s, 73 s, 117 s
+    # wall time on one H200, building and compiling included: 25 s, 53 s, 93 s, 126 s (with mmcv compiling beside them)
     backbones = ['--models', 'deit3_base_patch16_224', '--batch', '256', '--modes', 'fwd+bwd']
     pretrain = ['--batch', '256']
     compiled_pairs = ['--pairs', 'mae_b_vs_supervised_b,attn_vs_full_ft']
-    # one epoch of the demo's supervised pre-training (40 steps), compiled, in bf16: 40 s on an H200
+    # one epoch of the demo's supervised pre-training (40 steps), compiled, in bf16: 33-40 s on an H200
     train_options = ['train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'experiment.pretrain.epochs=1']
     return [
         Step('env', [PY, 'tools/env_check.py'], 120),
@@ -61,8 +61,8 @@ def steps(out: str) -> List[Step]:
         bench_step('bench_pretrain', 'pretrain', 120, *pretrain),
         bench_step('bench_pretrain_compiled', 'pretrain', 240, *pretrain, *compiled_pairs, '--compile'),
         bench_step('bench_dense', 'dense', 180, '--rounds', '3', '--iters', '3'),
-        # 17 of its stages (Mask R-CNN left out) took 1 min 53 s on an H200 with --jobs 8; it makes data/demo, which
-        # the train step reads
+        # on an H200 with --jobs 8: its 17 stages without Mask R-CNN 1 min 52 s, the four Mask R-CNN ones 64 s side by
+        # side; it makes data/demo, which the train step reads
         Step('demo', [PY, 'tools/pipeline.py', 'configs/pipelines/demo.py', '--work-dir', f'{out}/demo',
                       '--jobs', '8'], 420),
         Step('train', [PY, 'tools/train.py', 'configs/demo/sup_demo.py', '--amp', '--compile', '--work-dir',
