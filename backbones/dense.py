@@ -5,6 +5,9 @@ with ``arch=<named variant>`` (or explicit dimensions), ``img_size`` (default: t
 the size of the position-embedding table, any input divisible by the patch size works), ``out_indices`` and
 ``final_norm``. ``forward`` returns a tuple of (B, C, H/p, W/p) maps, one per out index, in the order given
 (an index may repeat: PatchConvNet feeds its last map to every pyramid level, as the thesis does).
+``with_cp=True`` (mmseg / mmdet's name) runs every block under activation checkpointing in training: the same
+outputs and gradients for about one more forward pass of compute, and far less activation memory (blocks
+with BatchNorm, as PatchConvNet's norm='bn', then update their running statistics twice per step, as mmcv's).
 ``init_cfg=dict(type='Pretrained', checkpoint=...)`` loads through ``backbones.load_checkpoint``; the classifier
 head (and CaiT's / PatchConvNet's class-attention pooling) is not built, its checkpoint keys are dropped with
 a note.
@@ -47,7 +50,7 @@ class DenseBackboneMixin:
     dense_overrides: dict
 
     def __init__(self, arch: Optional[str] = None, img_size=None, out_indices: Union[int, Sequence[int]] = -1,
-                 final_norm: bool = True, init_cfg=None, **kwargs):
+                 final_norm: bool = True, with_cp: bool = False, init_cfg=None, **kwargs):
         kwargs = _resolve(arch, self.family, dict(kwargs, img_size=img_size))
         depth = kwargs.get('depth', self.default_depth)
         indices = normalize_indices(out_indices, depth)  # checked, sorted, each once: the blocks to run
@@ -59,6 +62,7 @@ class DenseBackboneMixin:
         order = [out_indices] if isinstance(out_indices, int) else list(out_indices)
         self.out_indices = [i % depth for i in order]  # as given: the maps come out in this order
         self.final_norm = use_norm
+        self.with_cp = with_cp  # read by run_block
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         blocks = sorted(set(self.out_indices))
@@ -69,7 +73,7 @@ class DenseBackboneMixin:
 @MODELS.register_module(name='VisionTransformer')
 class ViTBackbone(DenseBackboneMixin, VisionTransformer):
     """Dense ViT backbone (see the module docstring); ``window_size`` / ``global_attn_indexes`` give
-    ViTDet-style windowed attention."""
+    ViTDet-style windowed attention, ``use_rel_pos=True`` its relative position biases."""
     family, default_depth = 'vit', 12
     dense_overrides = dict(fc_norm=False)
 

@@ -82,7 +82,7 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
         x = self._trunk_input(x)
         outs = []
         for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            x = blk(x)
+            x = self.run_block(blk, x)
             if i in indices:
                 last = norm and i == len(self.blocks) - 1
                 outs.append(self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) if last else x)

@@ -8,8 +8,10 @@ import torch
 from mmengine.model import BaseModule
 from timm.layers import trunc_normal_
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
-from .layers import Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, resample_pos_embed
+from .layers import (Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
+                     resample_pos_embed)
 
 
 def layer_norm(eps: float):
@@ -41,6 +43,16 @@ class ViTFamilyMixin:
     embedding_params: Tuple[str, ...]
     # top-level names of layer 0 of layer-wise decay: the embedding stage
     layer0_names: Tuple[str, ...] = ('cls_token', 'dist_token', 'pos_embed', 'patch_embed')
+    # activation checkpointing of the blocks in forward_intermediates (the dense backbones' ``with_cp``)
+    with_cp: bool = False
+
+    def run_block(self, blk: nn.Module, x: torch.Tensor, **kwargs):
+        """``blk(x, **kwargs)``; with ``with_cp``, in training, under activation checkpointing: the block's
+        activations are recomputed in the backward instead of kept (detectron2's ``use_act_checkpoint``),
+        the RNG state is restored so that drop path and dropout draw the same masks again."""
+        if self.with_cp and self.training and torch.is_grad_enabled():
+            return checkpoint(blk, x, use_reentrant=False, **kwargs)
+        return blk(x, **kwargs)
 
     @property
     def grid_size(self) -> Tuple[int, int]:
@@ -119,7 +131,7 @@ class ViTFamilyMixin:
         x, (H, W) = self._trunk_input(x)
         outs = []
         for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            x = blk(x, grid=(H, W))
+            x = self.run_block(blk, x, grid=(H, W))
             if i in indices:
                 y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
                 y = y[:, self.num_prefix_tokens:]
@@ -159,6 +171,10 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
             linearly increasing (DeiT, timm).
         window_size: > 0 restricts attention to windows of that many tokens per side in every block except
             ``global_attn_indexes`` (ViTDet).
+        use_rel_pos: ViTDet's decomposed relative position biases in every block (detectron2 ``use_rel_pos``),
+            zero-initialised, between patch tokens: tables of 2 * window_size - 1 rows per axis in windowed
+            blocks, 2 * (img_size / patch) - 1 in global ones (interpolated for other input sizes). Pretrained
+            checkpoints have none: they load with the tables left at zero.
         init_cfg: mmengine init config; ``dict(type='Pretrained', checkpoint=...)`` goes through
             ``backbones.load_checkpoint`` (format detection, pos-embed interpolation, strict key checks).
     """
@@ -176,7 +192,7 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  fc_norm: Optional[bool] = None, final_norm: bool = True, drop_rate: float = 0.,
                  attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
-                 global_attn_indexes: Sequence[int] = (), init_cfg=None):
+                 global_attn_indexes: Sequence[int] = (), use_rel_pos: bool = False, init_cfg=None):
         super().__init__(init_cfg=init_cfg)
         if global_pool not in ('token', 'avg', ''):
             raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
@@ -209,12 +225,20 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
 
         block, extra = (Block, {}) if num_parallel == 1 else (ParallelBlock, dict(num_parallel=num_parallel))
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
+        windows = [0 if i in global_attn_indexes else window_size for i in range(depth)]
+        # a block's relative positions span its attention grid: its window, or the whole token grid
+        self.use_rel_pos = use_rel_pos
+        rel_pos_sizes = [((w, w) if w else tuple(self.patch_embed.grid_size)) if use_rel_pos else None
+                         for w in windows]
         self.blocks = nn.ModuleList([
             block(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, init_values=init_values,
                   drop_path=dpr[i], attn_drop=attn_drop_rate, proj_drop=proj_drop_rate, norm_layer=norm_layer,
-                  window_size=0 if i in global_attn_indexes else window_size,
-                  num_prefix_tokens=self.num_prefix_tokens, **extra)
+                  window_size=windows[i], num_prefix_tokens=self.num_prefix_tokens,
+                  rel_pos_size=rel_pos_sizes[i], **extra)
             for i in range(depth)])
+        if use_rel_pos:  # new parameters: checkpoints (pretrained without them) may lack them
+            self.checkpoint_may_miss = self.checkpoint_may_miss + tuple(
+                name for name, _ in self.named_parameters() if is_rel_pos_key(name))
         self.norm = norm_layer(embed_dim) if final_norm and not use_fc_norm else nn.Identity()
         self.fc_norm = norm_layer(embed_dim) if final_norm and use_fc_norm else nn.Identity()
         self.head_drop = nn.Dropout(drop_rate)

@@ -7,10 +7,7 @@
 # parameters, 264 GFLOPs, box AP 46.4 (AP50 67.8, AP75 50.8), mask AP 41.3 (AP50 64.8, AP75 44.2); S120:
 # 67.4M, box 47.0, mask 41.9.
 #   python tools/train.py configs/maskrcnn_patchconvnet_s60.py --amp   (8 GPUs: torchrun ... --launcher pytorch)
-_base_ = [
-    './_base_/models/mask_rcnn_vitdet.py', './_base_/datasets/coco_instance_ms3x.py',
-    './_base_/schedules/det_3x.py', './_base_/det_runtime.py',
-]
+_base_ = ['./_base_/protocols/maskrcnn_3x.py']  # Table 5.6's protocol
 
 # Backbone weights: the export of `python tools/train.py configs/pretrain/patchconvnet_s60_in1k.py`. The
 # official S60 release (facebookresearch/deit, a dict with key 'model') loads as it is: edit this line or

@@ -318,3 +318,50 @@ def test_the_readme_lists_every_linked_config():
     table = readme.split('Paper table → config → command')[1].split('\n## ')[0]
     missing = sorted({config for config, *_ in LINKED if f'`{config}`' not in table})
     assert not missing, f'README table lacks {missing}'
+
+
+def seg_record(config, miou, protocol, backbone='deit3_base_patch16_224', epochs=400, eval='ss'):
+    rec = record(config, dict(mIoU=miou), backbone=backbone, epochs=epochs, task='seg', eval=eval)
+    return dict(rec, dataset='ade20k', protocol=None if protocol is None else dict(name=protocol, digest='0' * 12))
+
+
+def test_a_cell_links_to_the_paper_only_under_the_paper_tables_protocol(tmp_path):
+    """Thesis Table 6.12 is measured under upernet_xcit160k: the same config run under MAE's protocol (here
+    recorded by an older run, or one with the protocol overridden) is listed as not compared, in every format."""
+    root = tmp_path / 'runs'
+    write(root, 'b', seg_record('configs/upernet_deit3_b.py', 48.7, 'upernet_xcit160k'))
+    write(root, 's', seg_record('configs/upernet_deit3_s.py', 44.0, 'upernet_beit160k',
+                                backbone='deit3_small_patch16_224'))
+    write(root, 'l', seg_record('configs/upernet_deit3_l.py', 50.0, None, backbone='deit3_large_patch16_224'))
+    table, paper = build_table([str(root)]), load_paper_tables()
+    links = link_reported(table, paper)
+    assert [(link.row.backbone, link.reported) for link in links] == [('deit3_base_patch16_224', 49.3)]
+    md = render('md', table, paper)
+    assert '48.7 (paper 49.3, Δ -0.6)' in md and '44.0 (paper' not in md and '50.0 (paper' not in md
+    assert ('| deit3_base_patch16_224 | supervised | 400 | ADE20k mIoU SS | 48.7 | 49.3 | -0.6 | '
+            'deit3_ade20k: DeiT III ViT-B (deit3_base_patch16_224) | upernet_xcit160k |') in md
+    assert ('- deit3_small_patch16_224 / supervised / 400 epochs, ADE20k mIoU SS: measured under upernet_beit160k; '
+            'deit3_ade20k: DeiT III ViT-S (deit3_small_patch16_224) under upernet_xcit160k: not compared') in md
+    assert 'deit3_large_patch16_224 / supervised / 400 epochs, ADE20k mIoU SS: measured under no named protocol' in md
+    rows = {r['backbone']: r for r in csv.DictReader(io.StringIO(render('csv', table, paper)))
+            if r['section'] == 'measured'}
+    assert rows['deit3_small_patch16_224']['ADE20k mIoU SS reported'] == ''
+    assert 'under upernet_beit160k' in rows['deit3_small_patch16_224']['ADE20k mIoU SS reported in']
+    assert 'not compared' in render('html', table, paper)
+    result = run_tool(root, '--check-reproduction', '1')
+    assert result.returncode == 0 and '1 measured cells linked to paper rows; 0 beyond ±1' in result.stdout
+    assert 'not compared: deit3_small_patch16_224' in result.stdout
+
+
+def test_a_paper_tables_protocol_is_a_name_or_one_per_column_kind(tmp_path):
+    bad = tmp_path / 'paper.yaml'
+    bad.write_text('tables:\n  - {id: t, source: s, protocol: {seg: x, depth: y}, rows: [{model: M, seg/ade20k/ss: 1}]}\n')
+    with pytest.raises(LeaderboardError, match="key 'protocol' is .* expected a protocol name"):
+        load_paper_tables(str(bad))
+    good = tmp_path / 'good.yaml'
+    good.write_text('tables:\n  - {id: t, source: s, protocol: {transfer: tr, box: det}, rows: [{model: M, '
+                    'transfer/cars: 1, box/coco: 2, cls/imagenet: 3}]}\n')
+    from vitbench.results.paper import cell_protocol
+    (table,) = load_paper_tables(str(good))
+    row = table.rows[0]
+    assert [cell_protocol(row, c) for c in (Column('transfer', 'cars'), Column('box', 'coco'), TOP1)] == ['tr', 'det', '']

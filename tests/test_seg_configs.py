@@ -70,16 +70,43 @@ def test_parameter_count_matches_the_thesis(name):
 
 
 def test_protocol_of_the_canonical_config():
+    """The thesis' UperNet (§6.3.5.2: XCiT's repository): xcit's upernet_xcit_small_12_p16_160k_ade20k.py values."""
     cfg = load('upernet_deit3_b')
+    assert cfg.experiment.protocol.name == 'upernet_xcit160k'
     assert cfg.train_cfg.max_iters == 160000 and cfg.model.data_preprocessor.size == (512, 512)
     assert cfg.train_dataloader.batch_size * 8 == 16  # per GPU, 8 GPUs
-    assert cfg.optim_wrapper.optimizer.type == 'AdamW'
-    assert cfg.optim_wrapper.constructor == 'vitbench.LayerDecayOptimWrapperConstructor'
-    assert [s['type'] for s in cfg.param_scheduler] == ['LinearLR', 'PolyLR']
+    assert cfg.optim_wrapper.optimizer == dict(type='AdamW', lr=6e-5, betas=(0.9, 0.999), weight_decay=0.01)
+    assert 'constructor' not in cfg.optim_wrapper  # mmengine's default: no layer-wise decay
+    assert [(s['type'], s['begin'], s['end']) for s in cfg.param_scheduler] == [('LinearLR', 0, 1500),
+                                                                              ('PolyLR', 1500, 160000)]
+    assert cfg.param_scheduler[0]['start_factor'] == 1e-6 and cfg.param_scheduler[1]['eta_min'] == 0.0
+    assert cfg.param_scheduler[1]['power'] == 1.0
+    assert cfg.model.test_cfg == dict(mode='whole')
+    assert (cfg.model.decode_head.channels, load('upernet_deit3_s').model.decode_head.channels) == (512, 384)
     assert cfg.model.backbone.init_cfg == dict(type='Pretrained', checkpoint=cfg.checkpoint)
-    assert cfg.checkpoint == 'work_dirs/deit3_base_in1k_800e/backbone.pth'
+    assert cfg.checkpoint == 'work_dirs/deit3_base_in1k_400e/backbone.pth'
     assert cfg.train_dataloader.dataset.data_root == 'data/ade/ADEChallengeData2016'
     assert 'TestTimeAug' in str(cfg.tta_pipeline) and cfg.tta_model.type == 'SegTTAModel'
+
+
+def test_xcit_protocol_decays_all_but_position_embeddings_and_norms():
+    """XCiT's custom_keys, as mmengine's default constructor applies them: weight decay 0.01 on weights, biases
+    and LayerScale; none on the position embedding and every norm."""
+    cfg = load('demo/upernet_demo')  # the demo's small ViT, with the protocol's optimiser
+    cfg.optim_wrapper = load('upernet_deit3_b').optim_wrapper
+    with in_mmseg():
+        model = MODELS.build(cfg.model)
+        wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    decay = {}
+    for group in wrapper.optimizer.param_groups:
+        for param in group['params']:
+            decay[id(param)] = group['weight_decay']
+    names = dict(model.named_parameters())
+    assert decay[id(names['backbone.pos_embed'])] == 0.0
+    assert decay[id(names['backbone.blocks.0.norm1.weight'])] == decay[id(names['backbone.blocks.0.norm1.bias'])] == 0
+    assert decay[id(names['backbone.blocks.0.attn.qkv.bias'])] == 0.01
+    assert decay[id(names['backbone.blocks.0.mlp.fc1.weight'])] == 0.01
+    assert {g['lr'] for g in wrapper.optimizer.param_groups} == {6e-5}  # no layer-wise decay
 
 
 @pytest.mark.parametrize('arch', ['deit3_small_patch16_224', 'cait_xxs24_224', 'vit_tiny12h_patch16_224',

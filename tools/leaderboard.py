@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from vitbench.results.paper import load_paper_tables
-from vitbench.results.reproduction import beyond, check_lines, link_reported
+from vitbench.results.reproduction import beyond, check_lines, link_reported, protocol_mismatches
 from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
 from vitbench.results.table import LeaderboardError, build_table
 
@@ -48,9 +48,12 @@ def _tolerance(text: str) -> float:
 
 def check_reproduction(runs, tolerance: float) -> int:
     """The linked cells beyond ``tolerance`` on stdout; 1 if any, else 0."""
-    links = link_reported(build_table(runs), load_paper_tables())
+    measured, paper = build_table(runs), load_paper_tables()
+    links = link_reported(measured, paper)
     for line in check_lines(links, tolerance):
         print(line)
+    for mismatch in protocol_mismatches(measured, paper):  # same-protocol cells only are compared
+        print(f'not compared: {mismatch.line()}')
     if not links:
         print(f'warning: no measured cell under {" ".join(runs)} is the same experiment as a paper row (a run of a '
               'config that vitbench/results/paper_results.yaml names, with its variant and epochs)', file=sys.stderr)

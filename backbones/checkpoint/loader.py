@@ -7,11 +7,15 @@ After the keys are renamed (``formats.py``) the state dict is adapted to the mod
 - a classifier head of another size is dropped, the model keeps a fresh head;
 - parts the model deliberately does not have (head of a backbone, final norm of an fc_norm model, CaiT's
   class-attention stage of a dense trunk) are dropped;
-- a head or fc_norm missing from the checkpoint (e.g. MAE pre-training) stays freshly initialised;
+- a head or fc_norm missing from the checkpoint (e.g. MAE pre-training) stays freshly initialised, and so do
+  relative position tables (``use_rel_pos``, which pretrained files never have): at zero they add nothing;
+- relative position tables of another length (saved at another input size) are resized linearly, as the
+  layers resize them at run time;
 - with ``keep_blocks=k`` only the embedding and the first k blocks are loaded (the rest stays fresh).
 Anything else that does not match raises :class:`CheckpointError` listing missing, unexpected and
 mis-shaped keys, with a hint when the cause is recognisable.
 """
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -19,7 +23,7 @@ import torch
 from mmengine.logging import print_log
 from torch import nn
 
-from ..layers import resample_pos_embed, square_grid
+from ..layers import is_rel_pos_key, resample_pos_embed, resize_rel_pos, square_grid
 from .formats import to_canonical
 from .io import CheckpointError, read_checkpoint
 
@@ -74,6 +78,23 @@ def _adapt_pos_embed(model: nn.Module, sd: Dict[str, torch.Tensor], meta: dict, 
     sd['pos_embed'] = pos
 
 
+def _adapt_rel_pos(own: Dict[str, torch.Tensor], sd: Dict[str, torch.Tensor], notes: List[str]):
+    changes = {}
+    for k, v in sd.items():
+        if is_rel_pos_key(k) and k in own and v.dim() == 2 and v.shape[1] == own[k].shape[1] \
+                and v.shape[0] != own[k].shape[0]:
+            sd[k] = resize_rel_pos(v.float(), own[k].shape[0]).to(v.dtype)
+            changes.setdefault((v.shape[0], own[k].shape[0]), []).append(k)
+    for (old, new), keys in sorted(changes.items()):
+        notes.append(f'{len(keys)} relative position tables resized linearly from {old} to {new} rows '
+                     f'(another input size): {_collapse_blocks(keys)}')
+
+
+def _collapse_blocks(keys) -> List[str]:
+    """Keys with the block index replaced by '*', each once: 'blocks.*.attn.rel_pos_h'."""
+    return sorted({re.sub(r'^(blocks(?:_token_only)?)\.\d+\.', r'\1.*.', k) for k in keys})
+
+
 def _drop_keys(sd, prefix, notes, why):
     keys = [k for k in sd if _matches(k, prefix)]
     for k in keys:
@@ -86,6 +107,7 @@ def _adapt(model: nn.Module, sd: Dict[str, torch.Tensor], meta: dict, notes: Lis
     """Adapt ``sd`` to ``model`` in place; returns the heads dropped for their size."""
     own = model.state_dict()
     _adapt_pos_embed(model, sd, meta, notes)
+    _adapt_rel_pos(own, sd, notes)
     resized = []
     for head in ('head', 'head_dist'):
         w = f'{head}.weight'
@@ -127,6 +149,9 @@ def _hints(missing, unexpected, ckpt_keys, model_keys, shapes=()) -> List[str]:
         hints.append('the checkpoint has no LayerScale: pass init_values=None')
     if any('.attns.' in k for k in ckpt_keys) != any('.attns.' in k for k in model_keys):
         hints.append('one side has parallel blocks, the other sequential ones: check num_parallel')
+    if any(is_rel_pos_key(k) for k in unexpected):
+        hints.append("the checkpoint has relative position biases (ViTDet's rel_pos_h / rel_pos_w): "
+                     "pass use_rel_pos=True")
     if any(k.startswith('patch_embed.proj.0.') for k in ckpt_keys) != \
             any(k.startswith('patch_embed.proj.0.') for k in model_keys):
         hints.append("the stems differ: linear patch projection vs stem='hmlp'")
@@ -200,7 +225,9 @@ def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = N
             lines.append(_listing('shape mismatches', shapes, limit=6))
         lines += [f'  hint: {h}' for h in _hints(missing, unexpected, ckpt_keys, set(own), shapes)]
         raise CheckpointError('\n'.join(lines))
-    fresh = sorted({k.rsplit('.', 1)[0] for k in fresh} - set(resized_heads))
+    # modules by name (a fresh head), per-block parameters once for all blocks (relative position tables)
+    fresh = sorted({k.rsplit('.', 1)[0] for k in fresh if not k.startswith('blocks.')} - set(resized_heads)) \
+        + _collapse_blocks(k for k in fresh if k.startswith('blocks.'))
     if fresh:
         notes.append(f'not in the checkpoint, left freshly initialised: {fresh}')
 

@@ -4,13 +4,15 @@ The fused kernel never materialises the (N, N) attention matrix. Callers that ne
 distillation matches the last block's pre-softmax logits; analysis tools look at the softmax maps) ask for it
 with ``return_attn='logits' | 'probs'``, which switches to the explicit computation for that call only.
 """
-from typing import Optional
+from typing import Optional, Tuple
 
 import contextlib
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .rel_pos import decomposed_rel_pos_bias
 
 ATTN_KINDS = ('logits', 'probs')
 
@@ -50,9 +52,21 @@ def sdpa(q, k, v, attn_mask=None, dropout_p: float = 0.):
         if k.shape[-2] <= EXPLICIT_BF16_MAX_KEYS:
             return explicit_attention(q, k, v, q.shape[-1] ** -0.5, attn_mask, dropout_p)[0]
         with fp32_on_cpu_autocast(q) as cast:
+            if attn_mask is not None and attn_mask.is_floating_point():
+                attn_mask = cast(attn_mask)  # an additive bias must have the query's dtype
             return F.scaled_dot_product_attention(cast(q), cast(k), cast(v), attn_mask=attn_mask,
                                                   dropout_p=dropout_p)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+
+
+def add_bias(attn_mask: Optional[torch.Tensor], bias: torch.Tensor) -> torch.Tensor:
+    """An additive float ``bias`` combined with an SDPA ``attn_mask`` (None, boolean True = may attend, or
+    float): the single float mask SDPA takes."""
+    if attn_mask is None:
+        return bias
+    if attn_mask.dtype == torch.bool:
+        return bias.masked_fill(~attn_mask, float('-inf'))
+    return bias + attn_mask
 
 
 def explicit_attention(q, k, v, scale, attn_mask=None, dropout_p=0., return_attn='probs'):
@@ -78,6 +92,7 @@ class AttentionBase(nn.Module):
     Subclasses make their q, k, v projections in ``make_input_projections`` and cut tokens into heads in
     ``split_heads``.
     """
+    use_rel_pos = False  # relative position biases (only :class:`Attention` has them)
 
     def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
                  proj_drop: float = 0.):
@@ -119,7 +134,31 @@ class AttentionBase(nn.Module):
 
 
 class Attention(AttentionBase):
-    """Self-attention with a fused qkv projection (keys ``qkv``, ``proj`` as in timm and the official code)."""
+    """Self-attention with a fused qkv projection (keys ``qkv``, ``proj`` as in timm and the official code).
+
+    ``rel_pos_size=(H, W)`` adds ViTDet's decomposed relative position biases (``rel_pos.py``) between patch
+    tokens, with tables ``rel_pos_h`` (2H - 1, head_dim) and ``rel_pos_w`` (2W - 1, head_dim) for an H x W
+    attention grid (a window, or the whole token grid of a global block; other grids interpolate the tables).
+    They start at zero, as detectron2's ``rel_pos_zero_init``: the layer then computes what it computed
+    without them, so pretrained weights start unchanged. The bias reaches SDPA as a float ``attn_mask``.
+    """
+
+    def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
+                 proj_drop: float = 0., rel_pos_size: Optional[Tuple[int, int]] = None):
+        super().__init__(dim, num_heads, qkv_bias, attn_drop, proj_drop)
+        self.rel_pos_size = None if rel_pos_size is None else tuple(rel_pos_size)
+        self.use_rel_pos = self.rel_pos_size is not None
+        if self.use_rel_pos:
+            h, w = self.rel_pos_size
+            if h < 1 or w < 1:
+                raise ValueError(f'rel_pos_size must be a positive grid (H, W), got {rel_pos_size}')
+            self.rel_pos_h = nn.Parameter(torch.zeros(2 * h - 1, self.head_dim))
+            self.rel_pos_w = nn.Parameter(torch.zeros(2 * w - 1, self.head_dim))
+
+    def rel_pos_bias(self, q: torch.Tensor, grid: Tuple[int, int]) -> torch.Tensor:
+        """The bias (..., H*W, H*W) among the patch tokens of an H x W ``grid``, from their unscaled queries
+        q (..., H*W, head_dim) in row-major order."""
+        return decomposed_rel_pos_bias(q, self.rel_pos_h, self.rel_pos_w, grid, grid)
 
     def make_input_projections(self, dim: int, qkv_bias: bool):
         self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
@@ -135,9 +174,22 @@ class Attention(AttentionBase):
         return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
 
     def forward(self, x: torch.Tensor, attn_mask: Optional[torch.Tensor] = None,
-                return_attn: Optional[str] = None, num_queries: Optional[int] = None):
-        """``num_queries``: only the first n tokens query (all tokens are keys / values); output (B, n, C)."""
+                return_attn: Optional[str] = None, num_queries: Optional[int] = None,
+                grid: Optional[Tuple[int, int]] = None, num_prefix_tokens: int = 0):
+        """``num_queries``: only the first n tokens query (all tokens are keys / values); output (B, n, C).
+
+        With relative position biases, x is ``num_prefix_tokens`` prefix tokens then the patch tokens of the
+        H x W ``grid``. Only patch-patch logits get a bias: ViTDet has no class token in its attention, and
+        prefix tokens have no position on the grid.
+        """
         q, k, v = self.split_heads(x)
+        P = num_prefix_tokens
+        if self.use_rel_pos and (num_queries is None or num_queries > P):  # prefix queries get no bias
+            if grid is None:
+                raise ValueError('relative position biases need the token grid: call the block as '
+                                 'blk(x, grid=(H, W))')
+            bias = F.pad(self.rel_pos_bias(q[:, :, P:], grid), (P, 0, P, 0))  # (B, heads, L, L)
+            attn_mask = add_bias(attn_mask, bias[:, :, :num_queries])  # the rows of the queries kept below
         if num_queries is not None:
             q = q[:, :, :num_queries]
         return self.attend_and_merge(q, k, v, attn_mask, return_attn)

@@ -30,12 +30,19 @@ def self_attention(attn: nn.Module, x: torch.Tensor, grid: Optional[Tuple[int, i
     """Global or windowed self-attention of ``attn`` over normalised tokens ``x`` (see ``Block.forward``)."""
     if not window_size or (num_queries is not None and num_queries <= num_prefix_tokens):
         # prefix tokens attend globally in windowed blocks too
-        return attn(x, return_attn=return_attn, num_queries=num_queries)
+        # (only relative position biases need to know where the patch tokens are)
+        where = dict(grid=grid, num_prefix_tokens=num_prefix_tokens) if attn.use_rel_pos else {}
+        return attn(x, return_attn=return_attn, num_queries=num_queries, **where)
     if return_attn is not None or num_queries is not None:
         raise NotImplementedError('attention maps and query subsets need a global-attention block')
     if grid is None:
         raise ValueError('a windowed-attention block needs the token grid: call it as blk(x, grid=(H, W))')
     return window_attention(attn, x, grid, window_size, num_prefix_tokens)
+
+
+def _rel_pos_kwargs(rel_pos_size) -> dict:
+    # only passed when set: the other attention layers (CaiT's talking heads) have no such argument
+    return {} if rel_pos_size is None else dict(rel_pos_size=rel_pos_size)
 
 
 def _make_ls(dim, init_values):
@@ -50,17 +57,20 @@ class Block(nn.Module):
     """x = x + attn(norm1(x)); x = x + mlp(norm2(x)) with optional LayerScale, stochastic depth and windows.
 
     ``window_size > 0`` restricts the patch tokens' attention to windows (ViTDet); the forward pass then
-    needs the token ``grid``.
+    needs the token ``grid``. ``rel_pos_size=(H, W)`` adds relative position biases over that attention grid
+    (the window for a windowed block, the token grid of the input size for a global one; see
+    :class:`~.attention.Attention`); the forward pass then needs the ``grid`` too.
     """
 
     def __init__(self, dim: int, num_heads: int, mlp_ratio: float = 4., qkv_bias: bool = True,
                  init_values: Optional[float] = None, drop_path: float = 0., attn_drop: float = 0.,
                  proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU, attn_layer=Attention,
-                 window_size: int = 0, num_prefix_tokens: int = 0):
+                 window_size: int = 0, num_prefix_tokens: int = 0,
+                 rel_pos_size: Optional[Tuple[int, int]] = None):
         super().__init__()
         self.norm1 = norm_layer(dim)
         self.attn = attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
-                               proj_drop=proj_drop)
+                               proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size))
         self.ls1 = _make_ls(dim, init_values)
         self.drop_path1 = make_drop_path(drop_path)
         self.norm2 = norm_layer(dim)
@@ -109,12 +119,14 @@ class ParallelBlock(nn.Module):
     def __init__(self, dim: int, num_heads: int, num_parallel: int = 2, mlp_ratio: float = 4.,
                  qkv_bias: bool = True, init_values: Optional[float] = None, drop_path: float = 0.,
                  attn_drop: float = 0., proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU,
-                 attn_layer=Attention, window_size: int = 0, num_prefix_tokens: int = 0):
+                 attn_layer=Attention, window_size: int = 0, num_prefix_tokens: int = 0,
+                 rel_pos_size: Optional[Tuple[int, int]] = None):
         super().__init__()
         self.num_parallel = num_parallel
         self.attns = nn.ModuleList([
             Branch('attn', attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
-                                      proj_drop=proj_drop), dim, norm_layer, init_values, drop_path)
+                                      proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size)),
+                   dim, norm_layer, init_values, drop_path)
             for _ in range(num_parallel)])
         self.ffns = nn.ModuleList([
             Branch('mlp', Mlp(dim, int(dim * mlp_ratio), act_layer=act_layer, drop=proj_drop),

@@ -3,14 +3,16 @@
 Patch tokens attend within non-overlapping ``window x window`` squares of the token grid (the grid is padded
 to a multiple of the window; padded keys are masked out). Prefix tokens (class / distillation) are kept:
 every window also attends to them, and they attend globally to all tokens. With these rules a window that
-covers the whole grid is exactly global attention.
+covers the whole grid is exactly global attention. With relative position biases (``attn.use_rel_pos``) the
+patch tokens of a window get ViTDet's bias over the window x window grid; logits to and from prefix tokens
+get none.
 """
 from typing import Tuple
 
 import torch
 import torch.nn.functional as F
 
-from .attention import Attention
+from .attention import Attention, add_bias
 
 
 def _partition(x: torch.Tensor, window: int) -> torch.Tensor:
@@ -61,6 +63,10 @@ def window_attention(attn: Attention, x: torch.Tensor, grid: Tuple[int, int], wi
         valid = _partition(valid, window).view(n_win, window * window)
         valid = F.pad(valid, (P, 0), value=True)                         # prefix keys are always valid
         mask = valid.repeat(B, 1)[:, None, None, :]                      # (B*nW, 1, 1, P + w*w)
+    if attn.use_rel_pos:
+        # every window is a full window x window grid (padded tokens are masked as keys, cropped as queries)
+        bias = F.pad(attn.rel_pos_bias(q, (window, window)), (P, 0))   # (B*nW, h, w*w, P + w*w)
+        mask = add_bias(mask, bias)
 
     out = attn.attend(q, k, v, attn_mask=mask)                          # (B*nW, h, w*w, d)
     out = out.transpose(1, 2).reshape(-1, window * window, h * d)

@@ -58,4 +58,8 @@ param_scheduler = [
 train_cfg = dict(by_epoch=True, max_epochs=50, val_interval=10)
 auto_scale_lr = dict(base_batch_size=512)
 
-experiment = dict(task='transfer', backbone_overrides=dict(global_pool='avg'))
+# Protocol transfer_maelite: this file (vitbench/experiment/protocol.py), its settings as a config derived from
+# it resolves them.
+experiment = dict(task='transfer', backbone_overrides=dict(global_pool='avg'), protocol=dict(
+    name='transfer_maelite', settings=['optim_wrapper', 'param_scheduler', 'train_cfg.max_epochs',
+                                       'train_dataloader.batch_size', 'train_pipeline', 'test_pipeline']))

@@ -4,7 +4,7 @@ _base_ = ['../_base_/transfer_deit.py', '../_base_/datasets/transfer_inat2018.py
 
 model = dict(
     backbone=dict(arch='deit3_small_patch16_224',
-                  init_cfg=dict(type='Pretrained', checkpoint='work_dirs/deit3_small_in1k_800e/backbone.pth')),
+                  init_cfg=dict(type='Pretrained', checkpoint='work_dirs/deit3_small_in1k_400e/backbone.pth')),
     num_classes=8142,
     data_preprocessor=dict(num_classes=8142))
 train_dataloader = dict(dataset={{_base_.train_dataset}})

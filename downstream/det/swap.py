@@ -4,8 +4,10 @@ What depends on the backbone: the pyramid's input width (its ``embed_dim``), the
 to 32 whatever the patch size), and which blocks keep global attention: four, evenly spaced, the last one
 included (ViTDet: 2, 5, 8, 11 at depth 12; 5, 11, 17, 23 at depth 24; 7, 15, 23, 31 at depth 32). Every
 family gives the pyramid its last map (PatchConvNet's trunk output, as the thesis' Table 5.6 does); only the
-ViT has windowed attention, the others drop the window keys (CaiT attends globally, memory growing with the
-image; ResMLP and PatchConvNet have no attention), and ResMLP's fixed token grid is built for the padded batch.
+ViT has windowed attention and relative position biases (both kept: the tables follow the new patch size and
+window), the others drop those keys (CaiT attends globally, memory growing with the image; ResMLP and
+PatchConvNet have no attention), and ResMLP's fixed token grid is built for the padded batch. ``with_cp``
+(activation checkpointing) is kept: every dense backbone has it.
 """
 from typing import List, Tuple
 
@@ -13,7 +15,7 @@ from backbones.factory import get_variant
 
 
 STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
-WINDOWED = {'vit'}       # families with windowed attention (global_attn_indexes)
+WINDOWED = {'vit'}       # families with windowed attention (global_attn_indexes) and use_rel_pos
 FIXED_GRID = {'resmlp'}  # families whose img_size fixes the token grid
 
 
@@ -47,8 +49,8 @@ def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
     if family in WINDOWED:
         backbone.global_attn_indexes = global_blocks(depth)
     else:
-        backbone.pop('window_size', None)
-        backbone.pop('global_attn_indexes', None)
+        for key in ('window_size', 'global_attn_indexes', 'use_rel_pos'):
+            backbone.pop(key, None)
     if family in FIXED_GRID and pad:
         backbone.img_size = pad  # every batch is padded to this square
     neck.in_channels = variant['embed_dim']

@@ -5,14 +5,16 @@ A config says what it measures in an ``experiment`` dict::
     experiment = dict(task='seg', dataset='ade20k', backbone='deit3_base_patch16_224',
                       backbone_overrides=dict(drop_path_rate=0.1),  # optional
                       pretrain=dict(recipe='supervised', epochs=800, checkpoint=None),  # optional
-                      eval='ss')                                                       # optional
+                      eval='ss',                                                       # optional
+                      protocol=dict(name=..., settings=[...]))  # from configs/_base_/protocols/<name>.py
 
 tools/train.py and tools/test.py add :class:`ResultRecorderHook` to every config that has one. The hook
 writes the record after training (the last validation's metrics, plus the final training loss) and after
 testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
 Metrics are stored as percentages, as the papers report them.
 
-``seed`` is the random seed mmengine used (``randomness.seed``, or the one it drew). ``cost`` is what the run
+``protocol`` is the protocol's name and the digest of its settings as run (:mod:`vitbench.experiment.protocol`;
+null for a config without one). ``seed`` is the random seed mmengine used (``randomness.seed``, or the one it drew). ``cost`` is what the run
 took (``vitbench.engine.run_cost``: wall seconds from the start of the run to the end of training or testing,
 all processes of a resumed run included; the device; device-hours; peak memory; training images per second)
 plus the device-hours of the training behind its starting weights (``meta['device_hours']`` of that
@@ -32,6 +34,7 @@ from backbones.variants import VARIANTS
 from backbones.complexity import count_flops, count_params
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
+from vitbench.experiment.protocol import protocol_of
 from vitbench.registry import HOOKS
 from vitbench.fileio import atomic_write_text
 from vitbench.results.schema import TASKS
@@ -131,6 +134,7 @@ def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
         pretrain=pretrain,
         metrics=normalize_metrics(metrics),
         eval=eval_of(cfg, experiment),
+        protocol=protocol_of(cfg),
         **resolutions(experiment['backbone'], overrides),
         **backbone_complexity(experiment['backbone'], overrides),
         seed=seed,
@@ -160,6 +164,7 @@ class ResultRecorderHook(Hook):
 
     def before_run(self, runner) -> None:
         experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
+        protocol_of(runner.cfg)
         meter_of(runner).start()
 
     def after_load_checkpoint(self, runner, checkpoint) -> None:

@@ -6,13 +6,15 @@ as the measured table, so the two read alike; they are rendered in their own sec
 A row may name the configs that reproduce it (``config``: one path or a list, as ``configs/<folder>/<name>.py``),
 with its ``variant``, ``recipe`` (the measured rows' pre-training label: supervised, mae, ...) and ``epochs``
 (of the pre-training); :mod:`vitbench.results.reproduction` then sets the measured cells of those runs beside
-it. Rows that name the same config, variant, recipe and epochs are one experiment: they must agree. A row fine-tuned
+it. A table (or a row) names the downstream ``protocol`` it was measured under (``configs/_base_/protocols/``); a
+measured cell links to it only when its runs recorded that protocol. Rows that name the same config, variant,
+recipe, epochs and protocol are one experiment: they must agree. A row fine-tuned
 at another resolution than its variant's own (the papers' ↑384) says so with ``img_size`` (e.g. 384): it then links
 to the measured "↑384" cells (:attr:`~vitbench.results.table.Column.res`), not to the variant-resolution ones.
 """
 import math
 import os.path as osp
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import yaml
 
@@ -20,8 +22,9 @@ from .schema import KINDS
 from .table import Column, LeaderboardError, Row, Table, res_label, sorted_columns
 
 PAPER_RESULTS = osp.join(osp.dirname(osp.abspath(__file__)), 'paper_results.yaml')
-_ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe', 'img_size')
-_TABLE_KEYS = ('id', 'source', 'note', 'rows')
+_ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe', 'img_size',
+             'protocol')
+_TABLE_KEYS = ('id', 'source', 'note', 'protocol', 'rows')
 
 
 def parse_column(key: str) -> Optional[Column]:
@@ -59,7 +62,8 @@ def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
         where = f"{path}: table '{spec['id']}'"
         if not isinstance(spec.get('rows'), list) or not spec['rows']:
             raise LeaderboardError(f"{where}: missing key 'rows' (a non-empty list)")
-        rows = [_row(r, f'{where} rows[{i}]') for i, r in enumerate(spec['rows'])]
+        protocol = _protocol(spec.get('protocol'), where)
+        rows = [_row(r, f'{where} rows[{i}]', protocol) for i, r in enumerate(spec['rows'])]
         tables.append(Table(rows, sorted_columns(c for r in rows for c in r.values), title=spec['source'],
                             note=(spec.get('note') or '').strip(), id=spec['id']))
     _check_links(path, tables)
@@ -74,7 +78,8 @@ def _check_links(path: str, tables: List[Table]) -> None:
         for row in table.rows:
             for config in row.configs:
                 for column, value in row.values.items():
-                    key = (config, row.variant, row.link_recipe, row.epochs, link_column(row, column))
+                    key = (config, row.variant, row.link_recipe, row.epochs, link_column(row, column),
+                           cell_protocol(row, column))
                     if key in seen and abs(seen[key][0] - value) > 1e-9:
                         other_value, other = seen[key]
                         raise LeaderboardError(
@@ -85,13 +90,30 @@ def _check_links(path: str, tables: List[Table]) -> None:
                     seen.setdefault(key, (value, table.id))
 
 
+def cell_protocol(row: Row, column: Column) -> str:
+    """The downstream protocol a paper row's ``column`` was measured under ('' : none named)."""
+    return row.protocol.get(column.kind, row.protocol.get('*', ''))
+
+
+def _protocol(value, where: str) -> Dict[str, str]:
+    """A table's or row's ``protocol``: one name for every column, or a mapping {column kind: name}."""
+    if value is None:
+        return {}
+    if isinstance(value, str) and value:
+        return {'*': value}
+    if isinstance(value, dict) and value and all(k in KINDS and isinstance(v, str) and v for k, v in value.items()):
+        return dict(value)
+    raise LeaderboardError(f"{where}: key 'protocol' is {value!r}, expected a protocol name (configs/_base_/protocols/"
+                           f"<name>.py, e.g. 'upernet_xcit160k') or a mapping {{column kind: name}} with kinds in {KINDS}")
+
+
 def link_column(row: Row, column: Column) -> Column:
     """The measured column a paper row's ``column`` is: at the row's fine-tuning resolution for ImageNet
     classification (the paper prints a ↑384 row's top-1 under its plain top-1 column)."""
     return column.at(row.res) if column.kind == 'cls' else column
 
 
-def _row(spec, where: str) -> Row:
+def _row(spec, where: str, protocol: Dict[str, str]) -> Row:
     if not isinstance(spec, dict):
         raise LeaderboardError(f'{where}: expected a mapping')
     if not isinstance(spec.get('model'), str):
@@ -122,7 +144,8 @@ def _row(spec, where: str) -> Row:
     return Row(model, str(spec.get('pretrain') or ''), spec.get('epochs'), params_M=spec.get('params_M'),
                gflops=spec.get('gflops'), values=values, note=str(spec.get('note') or ''),
                variant=str(spec.get('variant') or ''), configs=configs, link_recipe=str(spec.get('recipe') or ''),
-               res='' if img_size is None else res_label(img_size))
+               res='' if img_size is None else res_label(img_size),
+               protocol=_protocol(spec['protocol'], where) if 'protocol' in spec else protocol)
 
 
 def _configs(spec: dict, where: str) -> tuple:

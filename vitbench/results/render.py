@@ -18,6 +18,7 @@ from vitbench.fileio import atomic_write_text
 
 from .baseline import Deltas, paired_deltas
 from .reproduction import (CSV_FIELDS, csv_cells, fmt_reported, html_section, link_reported, links_by_cell,
+                           protocol_mismatches,
                            markdown_section)
 from .stats import Summary
 from .table import Column, Row, Table
@@ -192,10 +193,10 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){_where(sources, lambda s: f"`{s}`")}. {LEGEND}')
     out.append('')
-    links = link_reported(measured, paper)
+    links, mismatches = link_reported(measured, paper), protocol_mismatches(measured, paper)
     out += _md_table(measured, True, links_by_cell(links)) if measured.rows else ['(no result.json found)']
-    if links:
-        out += [''] + markdown_section(links)
+    if links or mismatches:
+        out += [''] + markdown_section(links, mismatches)
     if deltas is not None:
         out += [''] + _md_deltas(deltas, measured)
     if measured.conflicts:
@@ -223,7 +224,8 @@ _DELTA_FIELDS = ('mean', 'ci95_low', 'ci95_high', 'n')
 def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas] = None) -> str:
     """One header: section, backbone, pretraining, epochs, params_M, gflops, then per column its mean (named by
     the column) and its std, n, ci95_low, ci95_high; with a baseline, Δ mean / ci95_low / ci95_high / n per
-    column; with cells linked to paper rows, per measured column the paper's value, Δ and source; then the cost
+    column; with cells linked to paper rows, per measured column the paper's value, Δ and source (or, for a cell
+    run under another protocol than the paper's, why it is not compared); then the cost
     (device-hours, peak memory), runs, best, note."""
     columns: List[Column] = list(measured.columns)
     for table in paper:
@@ -234,7 +236,8 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS))]
     delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
     links = links_by_cell(link_reported(measured, paper))
-    reported_head = [f'{c.label} {f}' for c in measured.columns for f in CSV_FIELDS] if links else []
+    mismatches = {(id(m.row), m.column): m for m in protocol_mismatches(measured, paper)}
+    reported_head = [f'{c.label} {f}' for c in measured.columns for f in CSV_FIELDS] if links or mismatches else []
     writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops', *metric_head,
                      *(['delta_vs'] if deltas else []), *delta_head, *reported_head,
                      'pretrain_device_hours', 'total_device_hours', 'peak_mem_MB', 'runs', 'best', 'note'])
@@ -261,8 +264,8 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                 for c in measured.columns:
                     d = deltas.of(i, c) if i is not None else None
                     delta_cells += [number(getattr(d, f)) if d else '' for f in _DELTA_FIELDS]
-            reported_cells = [v for c in measured.columns for v in csv_cells(links.get((id(row), c)), number)
-                              ] if links else []
+            reported_cells = [v for c in measured.columns for v in csv_cells(
+                links.get((id(row), c)), number, mismatches.get((id(row), c)))] if links or mismatches else []
             writer.writerow([section, row.backbone, row.recipe, _epochs(row), number(row.params_M),
                              number(row.gflops), *[v for c in columns for v in stats_of(row, c)], *delta_cells,
                              *reported_cells,
@@ -330,11 +333,11 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     parts = ['<!DOCTYPE html>', '<html><head><meta charset="utf-8"><title>vitbench leaderboard</title>',
              f'<style>{_CSS}</style></head><body>', '<h1>vitbench leaderboard</h1>',
              '<section class="measured"><h2>Measured</h2>', f'<p>{n_runs} runs (result.json){where}. {e(LEGEND)}</p>']
-    links = link_reported(measured, paper)
+    links, mismatches = link_reported(measured, paper), protocol_mismatches(measured, paper)
     parts.append(_html_table(measured, True, links_by_cell(links)) if measured.rows else
                  '<p>(no result.json found)</p>')
-    if links:
-        parts.append(html_section(links))
+    if links or mismatches:
+        parts.append(html_section(links, mismatches))
     if deltas is not None:
         parts.append(_html_deltas(deltas, measured))
         if plots and deltas.values:

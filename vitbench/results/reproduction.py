@@ -8,6 +8,9 @@ A measured cell is *linked* to a paper row when
   * the measured row's backbone, pre-training recipe and epochs are the paper row's ``variant``, ``recipe`` and
     ``epochs`` (a run shortened with ``--cfg-options`` records the epochs it trained, so it links to nothing;
     one fine-tuning config run from MAE and from distilled MAE checkpoints gives two experiments);
+  * the cell's runs recorded the downstream protocol the paper table names (``protocol``: the same settings, e.g.
+    ``upernet_xcit160k``); a cell that matches in everything but its protocol is listed as *not compared*, with
+    both protocols, never set beside the paper's number;
   * the paper row reports that column (dataset and evaluation: top-1, ``v2``, ``real``, ``ms``, ...), at the same
     fine-tuning resolution: a ↑384 paper row (``img_size: 384``) links to the measured "ImageNet top-1 ↑384" cell
     of a 384 fine-tune, a row without ``img_size`` to the cells at the variant's own resolution.
@@ -17,7 +20,7 @@ import html
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .paper import link_column
+from .paper import cell_protocol, link_column
 from .stats import Summary
 from .table import Column, Row, Table
 
@@ -39,26 +42,55 @@ class Link:
         return '; '.join(f'{table}: {model}' for table, model in self.sources)
 
 
+@dataclass(frozen=True)
+class ProtocolMismatch:
+    """A measured cell that is a paper row's experiment in all but its downstream protocol: not compared."""
+    row: Row
+    column: Column
+    measured_protocol: str  # '' : none recorded
+    sources: Tuple[Tuple[str, str, str], ...]  # (paper table id, the paper's model name, its protocol)
+
+    def line(self) -> str:
+        paper = '; '.join(f"{table}: {model} under {protocol or 'no named protocol'}"
+                          for table, model, protocol in self.sources)
+        return (f'{self.row.backbone} / {self.row.recipe} / {self.row.epochs} epochs, {self.column.label}: measured '
+                f"under {self.measured_protocol or 'no named protocol'}; {paper}: not compared")
+
+
 def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
     """Every measured cell linked to paper rows (see the module docstring), in table order."""
-    index: Dict[tuple, List[Tuple[str, Row]]] = {}
+    return _match(measured, paper)[0]
+
+
+def protocol_mismatches(measured: Table, paper: Sequence[Table]) -> List[ProtocolMismatch]:
+    """The measured cells that would link to paper rows but ran under another protocol, in table order."""
+    return _match(measured, paper)[1]
+
+
+def _match(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link], List[ProtocolMismatch]]:
+    index: Dict[tuple, List[Tuple[str, Row, float, str]]] = {}
     for table in paper:
         for row in table.rows:
             for config in row.configs:
                 for column, value in row.values.items():
                     key = (config, row.variant, row.link_recipe, row.epochs, link_column(row, column))
-                    index.setdefault(key, []).append((table.id, row, value))
-    links = []
+                    index.setdefault(key, []).append((table.id, row, value, cell_protocol(row, column)))
+    links, mismatches = [], []
     for row in measured.rows:
         for column in measured.columns:
             configs = row.cell_configs.get(column) or ()
-            if column not in row.stats or len(configs) != 1:
-                continue  # no value, or seeds from different configs: not one experiment
-            reporting = index.get((configs[0], row.backbone, row.recipe, row.epochs, column))
+            protocols = row.cell_protocols.get(column) or ('',)
+            if column not in row.stats or len(configs) != 1 or len(protocols) != 1:
+                continue  # no value, or seeds from different configs or protocols: not one experiment
+            candidates = index.get((configs[0], row.backbone, row.recipe, row.epochs, column)) or []
+            reporting = [c for c in candidates if c[3] == protocols[0]]
             if reporting:
                 links.append(Link(row, column, row.stats[column], reporting[0][2],
-                                  tuple((table_id, paper_row.backbone) for table_id, paper_row, _ in reporting)))
-    return links
+                                  tuple((table_id, paper_row.backbone) for table_id, paper_row, _, _ in reporting)))
+            elif candidates:
+                mismatches.append(ProtocolMismatch(row, column, protocols[0], tuple(
+                    (table_id, paper_row.backbone, protocol) for table_id, paper_row, _, protocol in candidates)))
+    return links, mismatches
 
 
 def links_by_cell(links: Sequence[Link]) -> Dict[Tuple[int, Column], Link]:
@@ -75,9 +107,12 @@ def fmt_reported(link: Optional[Link]) -> str:
 CSV_FIELDS = ('reported', 'Δ reported', 'reported in')  # per measured column, after its own fields
 
 
-def csv_cells(link: Optional[Link], number) -> List[str]:
-    """The :data:`CSV_FIELDS` of one cell (``number`` formats a float)."""
-    return ['', '', ''] if link is None else [number(link.reported), number(link.delta), link.source]
+def csv_cells(link: Optional[Link], number, mismatch: Optional[ProtocolMismatch] = None) -> List[str]:
+    """The :data:`CSV_FIELDS` of one cell (``number`` formats a float); a cell under another protocol than the
+    paper's says so in the last."""
+    if link is None:
+        return ['', '', '' if mismatch is None else mismatch.line()]
+    return [number(link.reported), number(link.delta), link.source]
 
 
 def beyond(links: Sequence[Link], tolerance: float) -> List[Link]:
@@ -89,9 +124,9 @@ def beyond(links: Sequence[Link], tolerance: float) -> List[Link]:
 
 LEGEND = ('Measured cells that are the same experiment as a paper row: the config of the runs is one the row '
           'names, with its variant, pre-training recipe and epochs (vitbench/results/paper_results.yaml, key '
-          '`config`). '
+          '`config`), under the downstream protocol of the paper table (key `protocol`). '
           'Δ = measured − reported; `tools/leaderboard.py RUNS --check-reproduction TOL` lists those beyond ±TOL.')
-HEADER = ['backbone', 'pretraining', 'epochs', 'metric', 'measured', 'reported', 'Δ', 'paper']
+HEADER = ['backbone', 'pretraining', 'epochs', 'metric', 'measured', 'reported', 'Δ', 'paper', 'protocol']
 
 
 def section_rows(links: Sequence[Link]) -> List[List[str]]:
@@ -101,27 +136,41 @@ def section_rows(links: Sequence[Link]) -> List[List[str]]:
         m = link.measured
         measured = f'{m.mean:.1f}' if m.n < 2 else f'{m.mean:.1f} ± {m.std:.1f} (n={m.n})'
         rows.append([link.row.backbone, link.row.recipe, '' if link.row.epochs is None else str(link.row.epochs),
-                     link.column.label, measured, f'{link.reported:.1f}', f'{link.delta:+.1f}', link.source])
+                     link.column.label, measured, f'{link.reported:.1f}', f'{link.delta:+.1f}', link.source,
+                     (link.row.cell_protocols.get(link.column) or ('',))[0] or '-'])
     return rows
 
 
-def markdown_section(links: Sequence[Link]) -> List[str]:
-    if not links:
+MISMATCH_INTRO = 'Not compared, the same experiment under another downstream protocol than the paper table\'s:'
+
+
+def markdown_section(links: Sequence[Link], mismatches: Sequence[ProtocolMismatch] = ()) -> List[str]:
+    if not links and not mismatches:
         return []
-    lines = ['## Reported vs reproduced', '', LEGEND, '', '| ' + ' | '.join(HEADER) + ' |',
-             '|' + '|'.join('---:' if 2 <= i <= 6 and i != 3 else '---' for i in range(len(HEADER))) + '|']
-    return lines + ['| ' + ' | '.join(text.replace('|', '\\|') for text in row) + ' |' for row in section_rows(links)]
+    lines = ['## Reported vs reproduced', '', LEGEND, '']
+    if links:
+        lines += ['| ' + ' | '.join(HEADER) + ' |',
+                  '|' + '|'.join('---:' if 2 <= i <= 6 and i != 3 else '---' for i in range(len(HEADER))) + '|']
+        lines += ['| ' + ' | '.join(text.replace('|', '\\|') for text in row) + ' |' for row in section_rows(links)]
+    if mismatches:
+        lines += ['', MISMATCH_INTRO, ''] + [f'- {m.line()}' for m in mismatches]
+    return lines
 
 
-def html_section(links: Sequence[Link]) -> str:
-    if not links:
+def html_section(links: Sequence[Link], mismatches: Sequence[ProtocolMismatch] = ()) -> str:
+    if not links and not mismatches:
         return ''
     e = html.escape
-    head = ''.join(f'<th>{e(h)}</th>' for h in HEADER)
-    body = ['<tr>' + ''.join(f'<td class="num">{e(t)}</td>' if 2 <= i <= 6 and i != 3 else f'<td>{e(t)}</td>'
-                             for i, t in enumerate(row)) + '</tr>' for row in section_rows(links)]
-    return (f'<h2>Reported vs reproduced</h2><p>{e(LEGEND)}</p><table><thead><tr>{head}</tr></thead><tbody>\n'
-            + '\n'.join(body) + '\n</tbody></table>')
+    parts = [f'<h2>Reported vs reproduced</h2><p>{e(LEGEND)}</p>']
+    if links:
+        head = ''.join(f'<th>{e(h)}</th>' for h in HEADER)
+        body = ['<tr>' + ''.join(f'<td class="num">{e(t)}</td>' if 2 <= i <= 6 and i != 3 else f'<td>{e(t)}</td>'
+                                 for i, t in enumerate(row)) + '</tr>' for row in section_rows(links)]
+        parts.append(f'<table><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>')
+    if mismatches:
+        parts.append(f'<p>{e(MISMATCH_INTRO)}</p><ul>' + ''.join(f'<li>{e(m.line())}</li>' for m in mismatches)
+                     + '</ul>')
+    return ''.join(parts)
 
 
 def check_lines(links: Sequence[Link], tolerance: float) -> List[str]:

@@ -113,6 +113,7 @@ class Entry:
     device_hours: Optional[float] = None  # of the run itself (its ``cost``), when recorded
     task: str = ''
     config: str = ''  # the run's config, as :func:`config_name` puts it
+    protocol: str = ''  # the name of the downstream protocol it ran under ('' : none recorded)
 
 
 @dataclass
@@ -139,10 +140,14 @@ class Row:
     configs: Tuple[str, ...] = ()
     link_recipe: str = ''
     res: str = ''  # the resolution a ↑R paper row was fine-tuned at ('' : the variant's own), as Column.res
+    # the downstream protocols the paper measured the row under, by column kind ('*': every kind; see
+    # vitbench.results.paper.cell_protocol)
+    protocol: Dict[str, str] = field(default_factory=dict)
     # measured rows only: each cell's value per seed and its summary over seeds
     samples: Dict[Column, Dict[Seed, float]] = field(default_factory=dict)
     stats: Dict[Column, Summary] = field(default_factory=dict)
     cell_configs: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # the configs of the runs used
+    cell_protocols: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # and their protocols' names
     # the price, from the runs' ``cost`` (None: not recorded): pre-training device-hours, pre-training + the
     # task behind each cell, everything the row ran, and the largest peak memory of its runs
     pretrain_hours: Optional[float] = None
@@ -284,6 +289,11 @@ def read_result(path: str) -> dict:
             raise LeaderboardError(f"{path}: key 'cost.{key}' is {value!r}, expected a number or null")
     for key in ('img_size', 'variant_img_size'):
         _optional(path, key, record.get(key), _img_size, 'a size in pixels (an integer or [height, width]) or null')
+    protocol = record.get('protocol')
+    if protocol is not None and not (isinstance(protocol, dict) and isinstance(protocol.get('name'), str)
+                                     and isinstance(protocol.get('digest'), str)):
+        raise LeaderboardError(f"{path}: key 'protocol' is {protocol!r}, expected null or an object "
+                               '{"name": str, "digest": str}')
     if record.get('backbone_overrides') is not None and not isinstance(record['backbone_overrides'], dict):
         raise LeaderboardError(f"{path}: key 'backbone_overrides' is {record['backbone_overrides']!r}, "
                                'expected an object')
@@ -394,6 +404,7 @@ def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conf
     row.samples[column] = {seed: same_seed[0].value for seed, same_seed in by_seed.items()}
     row.stats[column] = summarize(list(row.samples[column].values()))
     row.cell_configs[column] = tuple(sorted({same_seed[0].config for same_seed in by_seed.values()}))
+    row.cell_protocols[column] = tuple(sorted({same_seed[0].protocol for same_seed in by_seed.values()}))
     row.values[column] = row.stats[column].mean
     if row.pretrain_hours is None:
         return
@@ -439,7 +450,8 @@ def build_table(paths: Sequence[str]) -> Table:
         for column, value, priority in cells_of(record):
             cells[key, column].append(Entry(value, path, record.get('created') or '', priority, _seed_of(record),
                                             _cost(record, 'device_hours'), record['task'],
-                                            config_name(record.get('config'))))
+                                            config_name(record.get('config')),
+                                            (record.get('protocol') or {}).get('name', '')))
 
     rows = {key: Row(*key, params_M=_row_cost(recs, 'params_M'), gflops=_row_cost(recs, 'gflops'),
                      runs=row_paths[key]) for key, recs in by_row.items()}

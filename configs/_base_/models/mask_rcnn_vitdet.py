@@ -4,8 +4,11 @@
 # - vitbench.SimpleFeaturePyramid rescales the last map 4x / 2x / 1x / 0.5x (+ a max-pooled level):
 #   strides 4-64, 256 channels, LayerNorm;
 # - a 2-conv RPN, a 4conv1fc box head and a 4-conv mask head, with LayerNorm in the heads' convs.
-# Widths are DeiT III-B's; `--backbone NAME` rewrites them (downstream/det/swap.py). No relative position
-# biases (ViTDet's use_rel_pos): the backbone is used exactly as pretrained.
+# - relative position biases in every block, as detectron2's ViTDet (`use_rel_pos=True` in
+#   `configs/common/models/mask_rcnn_vitdet.py`): decomposed per axis, tables of 2 x 14 - 1 rows in the windowed
+#   blocks and 2 x img_size / 16 - 1 in the global ones (127 at 1024 pixels, 79 at 640), zero-initialised, so the
+#   backbone starts exactly as pretrained (checkpoints have no tables; they load with them at zero).
+# Widths are DeiT III-B's; `--backbone NAME` rewrites them (downstream/det/swap.py).
 norm_cfg = dict(type='vitbench.LN2d', eps=1e-6)  # detectron2's LayerNorm over channels
 model = dict(
     type='MaskRCNN',
@@ -27,6 +30,7 @@ model = dict(
         final_norm=False,  # the raw last block, as ViTDet; the pyramid normalises
         window_size=14,
         global_attn_indexes=[2, 5, 8, 11],
+        use_rel_pos=True,
         drop_path_rate=0.1),
     neck=dict(
         type='vitbench.SimpleFeaturePyramid',

@@ -1,0 +1,12 @@
+# Protocol maskrcnn_3x: Mask R-CNN on COCO with the "3x" schedule (36 epochs at batch 16, multi-scale training with
+# the shorter side 480-800), as the PatchConvNet thesis chapter compares with Swin and XCiT (Touvron, PhD thesis
+# 2022, §5.3.3, Table 5.6: "the commonly used x3 schedule"; Swin's / XCiT's mmdet configs): AdamW lr 1e-4, weight
+# decay 0.05, no layer-wise decay, 500 warm-up iterations, lr x0.1 at epochs 27 and 33; mini-val. The suite's
+# simple feature pyramid and LayerNorm heads (mask_rcnn_vitdet.py) on the trunk's last map: the thesis describes
+# neither.
+_base_ = ['../models/mask_rcnn_vitdet.py', '../datasets/coco_instance_ms3x.py', '../schedules/det_3x.py',
+          '../det_runtime.py']
+
+experiment = dict(protocol=dict(name='maskrcnn_3x', settings=[
+    'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'train_pipeline',
+    'test_pipeline']))

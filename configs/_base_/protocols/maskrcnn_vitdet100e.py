@@ -1,0 +1,14 @@
+# Protocol maskrcnn_vitdet100e: Mask R-CNN on COCO as ViTDet (Li et al., ECCV 2022) trains a plain ViT-B, from
+# detectron2 projects/ViTDet/configs/COCO/mask_rcnn_vitdet_b_100ep.py and configs/common/models/mask_rcnn_vitdet.py:
+# - 1024 x 1024 large-scale jitter (0.1-2.0), batches padded to the square; test: longer side 1024;
+# - windowed attention (14 x 14) with four global blocks, relative position biases (use_rel_pos), simple feature
+#   pyramid, 2-conv RPN, 4conv1fc and 4-conv mask heads with LayerNorm;
+# - AdamW lr 1e-4 at batch 64, weight decay 0.1, layer-wise decay 0.7, 250 warm-up iterations, 100 epochs
+#   (184,375 iterations), lr x0.1 at epochs 88 and 96.
+# MAE-lite's Tiny runs change its size and optimiser: maskrcnn_vitdet100e_maelite.py.
+_base_ = ['../models/mask_rcnn_vitdet.py', '../datasets/coco_instance_lsj.py', '../schedules/det_100e.py',
+          '../det_runtime.py']
+
+experiment = dict(protocol=dict(name='maskrcnn_vitdet100e', settings=[
+    'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'image_size',
+    'model.backbone.window_size', 'model.backbone.use_rel_pos', 'model.data_preprocessor.pad_size_divisor']))

@@ -1,0 +1,34 @@
+# Protocol maskrcnn_vitdet100e_maelite: ViTDet's protocol (maskrcnn_vitdet100e.py) as MAE-lite runs it for its
+# ViT-Tiny (Wang et al., ICML 2023, §5.2; its released projects/eval_tools/det/mask_rcnn_vitdet_t_100ep.py, the
+# MAE-lite Table 4 / 5 COCO columns): 640 x 640 large-scale jitter, the global blocks' biases for the 40 x 40 grid,
+# AdamW 1e-4 with weight decay 0.05 and no layer-wise decay; 100 epochs at batch 64, activation checkpointing and
+# AMP (memory and speed only: `with_cp`, `--amp`).
+_base_ = ['./maskrcnn_vitdet100e.py']
+
+image_size = (640, 640)
+model = dict(data_preprocessor=dict(pad_size_divisor=image_size[0]),  # batches padded to the 640 square
+             backbone=dict(img_size=image_size[0]))
+optim_wrapper = dict(optimizer=dict(weight_decay=0.05), paramwise_cfg=dict(layer_decay_rate=1.0))
+
+# the LSJ pipelines of the dataset base at 640
+train_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
+    dict(type='RandomFlip', prob=0.5),
+    dict(type='RandomResize', scale=image_size, ratio_range=(0.1, 2.0), keep_ratio=True),
+    dict(type='RandomCrop', crop_type='absolute_range', crop_size=image_size, recompute_bbox=True,
+         allow_negative_crop=True),
+    dict(type='FilterAnnotations', min_gt_bbox_wh=(1e-2, 1e-2)),
+    dict(type='PackDetInputs'),
+]
+test_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='Resize', scale=image_size, keep_ratio=True),
+    dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
+    dict(type='PackDetInputs', meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor')),
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+test_dataloader = val_dataloader
+
+experiment = dict(protocol=dict(name='maskrcnn_vitdet100e_maelite'))

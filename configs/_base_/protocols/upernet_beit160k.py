@@ -1,0 +1,18 @@
+# Protocol upernet_beit160k: UperNet on ADE20k as BEiT and MAE ran it (MAE, He et al. 2022, §A.4: "UperNet ...
+# following the code of BEiT"; microsoft/unilm beit/semantic_segmentation
+# configs/beit/upernet/upernet_beit_base_12_512_slide_160k_ade20k_pt2ft.py), the protocol of MAE ViT-B's 48.1 in
+# thesis Table 6.12 and of MAE-lite's ADE20k runs:
+# - AdamW lr 1e-4, betas (0.9, 0.999), weight decay 0.05, layer-wise lr decay 0.65 (none on norms, biases,
+#   position embeddings and class token);
+# - 1,500 linear warm-up iterations, then poly (power 1) to 0 at 160k; batch 16 (8 GPUs x 2);
+# - 512 x 512 crops, single-scale test with a 512 sliding window (stride 341);
+# - UperNet head 768 channels for ViT-B (BEiT's; mmseg's MAE reproduction, configs/mae/
+#   mae-base_upernet_8xb2-amp-160k_ade20k-512x512.py, the same), FCN auxiliary head of 256 channels, weight 0.4.
+# A config derived from it sets its backbone, the head width for its size and its checkpoint.
+_base_ = ['../models/upernet_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
+
+model = dict(decode_head=dict(channels=768))
+
+experiment = dict(protocol=dict(name='upernet_beit160k', settings=[
+    'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'crop_size',
+    'model.test_cfg', 'model.decode_head.channels', 'model.auxiliary_head.channels']))

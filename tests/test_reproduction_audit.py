@@ -1,0 +1,110 @@
+"""The reproduction audit: for every downstream paper row a config claims to reproduce (paper_results.yaml `config`),
+the choices as well as the values — which pre-training produced the checkpoint the config (and the paper pipeline's
+stage) loads, with the table's epochs at 224 px, and which protocol it runs. The thesis evaluates "400 epochs
+schedules for ImageNet-1k models" (§6.3.5.2, Tables 6.11 / 6.12) under XCiT's UperNet; an 800-epoch model trained
+at 192 px, or MAE's UperNet protocol, is another experiment."""
+import re
+from pathlib import Path
+
+import pytest
+from mmengine.config import Config
+
+from vitbench.experiment.protocol import protocol_of
+from vitbench.pipeline.spec import load_pipeline
+from vitbench.results.paper import cell_protocol, load_paper_tables
+
+ROOT = Path(__file__).resolve().parents[1]
+DOWNSTREAM = ('seg', 'box', 'mask', 'transfer')
+KINDS_OF_TASK = dict(seg=('seg',), det=('box', 'mask'), transfer=('transfer',))  # the cells a run of the task fills
+# Released files a config may load, with what made them (their sources' model cards): (epochs, train resolution).
+OFFICIAL = {
+    'checkpoints/patchconvnet_b120_224_1k.pth': (400, 224),  # facebookresearch/deit PatchConvNet: 400 epochs, 224
+}
+
+
+def downstream_links():
+    """(table id, paper row, its downstream columns, config) for every config a downstream paper row names."""
+    out = []
+    for table in load_paper_tables():
+        for row in table.rows:
+            columns = [column for column in row.values if column.kind in DOWNSTREAM]
+            out += [(table.id, row, columns, config) for config in row.configs if columns]
+    return out
+
+
+LINKS = downstream_links()
+
+
+def load(config: str) -> Config:
+    return Config.fromfile(ROOT / config)
+
+
+def recipe_of(checkpoint: str):
+    """The (epochs, train resolution, config) of the run whose export ``checkpoint`` is: work_dirs/<name>/backbone.pth
+    is configs/pretrain/<name>.py (or configs/finetune/<name>.py); a released file, as OFFICIAL says."""
+    if checkpoint in OFFICIAL:
+        return (*OFFICIAL[checkpoint], checkpoint)
+    match = re.fullmatch(r'work_dirs/([\w.-]+)/backbone\.pth', checkpoint)
+    assert match, f'{checkpoint}: neither the export of a recipe config nor a known released file'
+    for folder in ('pretrain', 'finetune'):
+        path = f'configs/{folder}/{match[1]}.py'
+        if (ROOT / path).is_file():
+            return (*train_schedule(load(path)), path)
+    raise AssertionError(f'{checkpoint}: no config configs/{{pretrain,finetune}}/{match[1]}.py made it')
+
+
+def train_schedule(cfg: Config):
+    size = cfg.model.backbone.get('img_size', 224)
+    return cfg.train_cfg.max_epochs, size if isinstance(size, int) else size[0]
+
+
+def test_the_audit_covers_the_downstream_tables_it_claims():
+    tables = {table_id for table_id, *_ in LINKS}
+    assert {'deit3_ade20k', 'deit3_transfer', 'patchconvnet_ade20k', 'patchconvnet_coco', 'maelite_table5'} <= tables
+
+
+@pytest.mark.parametrize('table_id, row, columns, config', LINKS,
+                         ids=[f'{t}:{r.variant}:{Path(cfg).stem}' for t, r, _, cfg in LINKS])
+def test_config_runs_the_tables_protocol_from_the_tables_checkpoint(table_id, row, columns, config):
+    cfg = load(config)
+    protocol = (protocol_of(cfg) or {}).get('name', '')
+    columns = [column for column in columns if column.kind in KINDS_OF_TASK.get(cfg.experiment.task, ())]
+    if not columns:
+        return  # a config of another task (an ImageNet fine-tune) named by a row with downstream columns too
+    for column in columns:
+        assert protocol == cell_protocol(row, column), (
+            f'{config} runs {protocol!r}, table {table_id} {row.backbone} {column.label} is measured under '
+            f'{cell_protocol(row, column)!r}')
+    if cfg.experiment.backbone != row.variant:
+        return  # a --backbone swap of this config (the paper pipeline's stage checks its checkpoint)
+    epochs, size, made_by = recipe_of(cfg.model.backbone.init_cfg.checkpoint)
+    assert (epochs, size) == (row.epochs, 224), (
+        f'{config} starts from {made_by} ({epochs} epochs at {size} px); table {table_id} {row.backbone} used '
+        f'{row.epochs} epochs at 224')
+
+
+@pytest.mark.parametrize('pipeline_config', ['configs/pipelines/paper_deit3.py', 'configs/pipelines/paper_maelite.py'])
+def test_paper_pipeline_stages_load_the_tables_checkpoints(pipeline_config):
+    """A stage whose config and backbone a paper row names depends on the pre-training stage of that row's epochs
+    at 224 px."""
+    pipeline = load_pipeline(pipeline_config)
+    by_experiment = {(config, row.variant, row.link_recipe): row for _, row, _, config in LINKS}
+    checked = 0
+    for stage in pipeline.stages:
+        makers = [pipeline.stage(d) for d in stage.deps if pipeline.stage(d).spec.get('outputs') == ['backbone.pth']]
+        if stage.kind != 'train' or not makers:
+            continue
+        assert len(makers) == 1, f'{stage.id}: loads the weights of {[m.id for m in makers]}'
+        maker = load(makers[0].config)
+        recipe = (maker.experiment.get('pretrain') or {}).get('recipe')
+        row = by_experiment.get((stage.config, stage.swap or stage.backbone, recipe))
+        if row is None:
+            continue  # no paper row is this experiment
+        epochs, size = train_schedule(maker)
+        assert (epochs, size) == (row.epochs, 224), (
+            f'{stage.id} ({stage.config}) starts from {makers[0].id} ({makers[0].config}: {epochs} epochs at {size} '
+            f'px); the paper row {row.backbone} used {row.epochs} epochs at 224')
+        checked += 1
+    # DeiT III: UperNet for ViT-S and ViT-B, six transfers for ViT-S (ViT-B swaps its configs); MAE-lite: the
+    # ImageNet fine-tune and Mask R-CNN, from MAE and from distilled MAE
+    assert checked == (2 + 6 if 'deit3' in pipeline_config else 4)
