@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import timm
 import torch
+from mmengine.config import Config
 from _backbone_helpers import materialize
 
 import pretrain  # noqa: F401  (registers the recipes' components)
@@ -205,3 +206,14 @@ def test_config_trains_on_demo_data_from_its_start(name, runs):
         torch.testing.assert_close(after['patch_embed.proj.weight'], before['patch_embed.proj.weight'],
                                    atol=1e-4, rtol=0)
         assert record['pretrain']['checkpoint'] == str(runs(start)[2] / 'backbone.pth')
+
+
+@pytest.mark.parametrize('name, official, ours', [('deit3_huge_in1k_800e', 160, 154), ('deit3_huge_in21k_90e', 128, 126)])
+def test_vit_h_low_resolution_recipes_train_at_the_tokens_the_official_stem_sees(name, official, ours):
+    """The official commands say --input-size 160 / 128; the 14-pixel stem floors them to 11 x 11 / 9 x 9 tokens,
+    the 154 / 126 px the thesis names. The decision is the config's header's."""
+    path = REPO / 'configs/pretrain' / f'{name}.py'
+    cfg = Config.fromfile(str(path))
+    assert cfg.model.backbone.img_size == ours == (official // 14) * 14
+    header = ' '.join(line.lstrip('# ') for line in path.read_text().splitlines() if line.startswith('#'))
+    assert f'Decision, {ours} rather than {official}' in header

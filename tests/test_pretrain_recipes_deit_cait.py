@@ -189,7 +189,8 @@ def test_distilled_configs_share_one_recipe():
         cfg.pop('experiment')
         return cfg
     base = recipe('deit_base_distilled_in1k.py')
-    assert base['model']['distillation']['kind'] == 'hard' and base['model']['distill_inference'] == 'softmax_sum'
+    # scored as the table's numbers were measured (the official code's logit mean), not as the thesis' text says
+    assert base['model']['distillation']['kind'] == 'hard' and base['model']['distill_inference'] == 'logit_mean'
     for name in ('deit_tiny_distilled_in1k.py', 'deit_small_distilled_in1k.py'):
         assert recipe(name) == base, name
 

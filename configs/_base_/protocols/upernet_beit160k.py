@@ -2,8 +2,11 @@
 # following the code of BEiT"; microsoft/unilm beit/semantic_segmentation
 # configs/beit/upernet/upernet_beit_base_12_512_slide_160k_ade20k_pt2ft.py), the protocol of MAE ViT-B's 48.1 in
 # thesis Table 6.12 and of MAE-lite's ADE20k runs:
-# - AdamW lr 1e-4, betas (0.9, 0.999), weight decay 0.05, layer-wise lr decay 0.65 (none on norms, biases,
-#   position embeddings and class token);
+# - AdamW lr 1e-4, betas (0.9, 0.999), weight decay 0.05, layer-wise lr decay 0.65; no weight decay on norms,
+#   biases, LayerScale, position embedding and class token, as BEiT's and MAE's code (1-D parameters and
+#   `no_weight_decay()`). mmseg's reimplementation decays the last two: its check compares the full names
+#   ('backbone.pos_embed') with ('pos_embed', 'cls_token') (mmseg/engine/optimizers/
+#   layer_decay_optimizer_constructor.py); the official code is followed here;
 # - 1,500 linear warm-up iterations, then poly (power 1) to 0 at 160k; batch 16 (8 GPUs x 2);
 # - 512 x 512 crops, single-scale test with a 512 sliding window (stride 341);
 # - UperNet head 768 channels for ViT-B (BEiT's; mmseg's MAE reproduction, configs/mae/
