@@ -40,17 +40,24 @@ def load(config: str) -> Config:
 
 
 def recipe_of(checkpoint: str):
-    """The (epochs, train resolution, config) of the run whose export ``checkpoint`` is: work_dirs/<name>/backbone.pth
-    is configs/pretrain/<name>.py (or configs/finetune/<name>.py); a released file, as OFFICIAL says."""
+    """The (pre-training epochs, train resolution, config) behind ``checkpoint``: work_dirs/<name>/backbone.pth is
+    the export of configs/pretrain/<name>.py, or of configs/finetune/<name>.py, whose own checkpoint is followed
+    back to its pre-training (fine-tuned at 224 too); a released file, as OFFICIAL says."""
     if checkpoint in OFFICIAL:
         return (*OFFICIAL[checkpoint], checkpoint)
     match = re.fullmatch(r'work_dirs/([\w.-]+)/backbone\.pth', checkpoint)
     assert match, f'{checkpoint}: neither the export of a recipe config nor a known released file'
-    for folder in ('pretrain', 'finetune'):
-        path = f'configs/{folder}/{match[1]}.py'
-        if (ROOT / path).is_file():
-            return (*train_schedule(load(path)), path)
-    raise AssertionError(f'{checkpoint}: no config configs/{{pretrain,finetune}}/{match[1]}.py made it')
+    if (ROOT / f'configs/pretrain/{match[1]}.py').is_file():
+        path = f'configs/pretrain/{match[1]}.py'
+        return (*train_schedule(load(path)), path)
+    path = f'configs/finetune/{match[1]}.py'
+    assert (ROOT / path).is_file(), f'{checkpoint}: no config configs/{{pretrain,finetune}}/{match[1]}.py made it'
+    finetune = load(path)
+    assert train_schedule(finetune)[1] == 224, f'{path} fine-tunes at {train_schedule(finetune)[1]} px, not 224'
+    epochs, size, made_by = recipe_of(finetune.model.backbone.init_cfg.checkpoint)
+    return epochs, size, f'{made_by} then {path}'
+
+
 
 
 def train_schedule(cfg: Config):
