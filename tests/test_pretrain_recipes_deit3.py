@@ -44,6 +44,8 @@ CHAIN = {
     **{f'finetune/deit3_base_{m}_ft384': 'pretrain/deit3_base_in1k_800e' for m in ('attn', 'ffn')},
     **{f'pretrain/deit3_{s}_in21k_240e': None for s in ('small', 'base', 'large')},
     'pretrain/deit3_huge_in21k_90e': None,
+    **{f'pretrain/deit3_{s}_in21k_90e': None for s in ('base', 'large')},  # the thesis' default, Table 6.12's †
+    **{f'finetune/deit3_{s}_in21k_90e_ft_in1k': f'pretrain/deit3_{s}_in21k_90e' for s in ('base', 'large')},
     **{f'finetune/deit3_{s}_in21k_ft_in1k': f'pretrain/deit3_{s}_in21k_240e' for s in ('small', 'base', 'large')},
     'finetune/deit3_huge_in21k_ft_in1k': 'pretrain/deit3_huge_in21k_90e',
 }
