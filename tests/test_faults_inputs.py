@@ -355,3 +355,12 @@ def test_benchmark_skips_bf16_rows_on_a_cpu_without_bf16_instructions(monkeypatc
     assert benchmark.parse_args(['backbones', '--dtypes', 'fp32,bf16']).dtypes == ['fp32', 'bf16']  # asked for
     monkeypatch.setattr('vitbench.engine.cpu_amp.cpu_flags', lambda: AVX2_ONLY | {'amx_bf16'}, raising=False)
     assert benchmark.parse_args(['backbones']).dtypes == ['fp32', 'bf16']
+
+
+def test_a_protocol_that_fixes_a_missing_key_is_refused_in_one_line(toy, tmp_path, capsys):
+    config = toy_config(tmp_path, "experiment = dict(task='pretrain', dataset='toy', backbone='vit_demo_patch8_64', "
+                                  "protocol=dict(name='p', settings=['optim_wrapper', 'model.test_cfg.mode']))")
+    assert toy(config, '--work-dir', tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "experiment.protocol (p) fixes 'model.test_cfg.mode', which the config does not have" in err
+    assert 'Traceback' not in err and not list(tmp_path.glob('*.pth'))

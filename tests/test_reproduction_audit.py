@@ -115,3 +115,18 @@ def test_paper_pipeline_stages_load_the_tables_checkpoints(pipeline_config):
     # DeiT III: UperNet for ViT-S and ViT-B, six transfers for ViT-S (ViT-B swaps its configs); MAE-lite: the
     # ImageNet fine-tune and Mask R-CNN, from MAE and from distilled MAE
     assert checked == (2 + 6 if 'deit3' in pipeline_config else 4)
+
+
+def test_a_protocol_digest_follows_the_settings_it_fixes_and_only_those():
+    base = protocol_of(load('configs/upernet_deit3_b.py'))
+    assert base['name'] == 'upernet_xcit160k' and len(base['digest']) == 12
+    changed = load('configs/upernet_deit3_b.py')
+    changed.merge_from_dict({'optim_wrapper.optimizer.lr': 1e-4})  # what --cfg-options does
+    assert protocol_of(changed) == dict(name='upernet_xcit160k', digest=protocol_of(changed)['digest'])
+    assert protocol_of(changed)['digest'] != base['digest']
+    logged = load('configs/upernet_deit3_b.py')
+    logged.merge_from_dict({'default_hooks.logger.interval': 10})  # not a protocol setting
+    assert protocol_of(logged) == base
+    assert protocol_of(load('configs/upernet_deit3_l.py')) == base  # same settings, another backbone
+    assert protocol_of(load('configs/upernet_deit3_s.py'))['digest'] != base['digest']  # its 384-channel head
+    assert protocol_of(load('configs/pretrain/deit3_base_in1k_400e.py')) is None  # a recipe is its own config

@@ -13,6 +13,8 @@ from typing import Iterable, List, Optional
 from mmengine.registry import LOOPS
 from mmengine.runner import Runner
 
+from .protocol import ProtocolError, protocol_of
+
 # Top-level keys something reads although a config need not set them: the Runner's arguments, the keys mmengine
 # reads from the config itself, and vitbench's own (cli.py, tools/test.py --tta, result_record.py).
 _READ_BY_MMENGINE = ('compile', 'model_wrapper_cfg', 'activation_checkpointing', 'efficient_conv_bn_eval',
@@ -30,7 +32,16 @@ def config_problems(cfg, options: dict, keys_before: Iterable[str]) -> List[str]
     """Every problem of ``cfg``; ``options`` are the ``--cfg-options`` merged into it, ``keys_before`` its
     top-level keys before that merge."""
     return [*_unknown_top_level(cfg, options, set(keys_before)), *_unknown_experiment_keys(cfg),
-            *_unknown_loop_keys(cfg), *_batch_sizes(cfg), *_warmups_longer_than_the_run(cfg)]
+            *_protocol(cfg), *_unknown_loop_keys(cfg), *_batch_sizes(cfg), *_warmups_longer_than_the_run(cfg)]
+
+
+def _protocol(cfg) -> List[str]:
+    """A malformed ``experiment.protocol``, or one fixing a key the config lacks: said before the run starts."""
+    try:
+        protocol_of(cfg)
+    except ProtocolError as e:
+        return [str(e)]
+    return []
 
 
 def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
