@@ -14,11 +14,11 @@ testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the ru
 Metrics are stored as percentages, as the papers report them.
 
 ``protocol`` is the protocol's name and the digest of its settings as run (:mod:`vitbench.experiment.protocol`;
-null for a config without one). ``seed`` is the random seed mmengine used (``randomness.seed``, or the one it drew). ``cost`` is what the run
-took (``vitbench.engine.run_cost``: wall seconds from the start of the run to the end of training or testing,
-all processes of a resumed run included; the device; device-hours; peak memory; training images per second)
-plus the device-hours of the training behind its starting weights (``meta['device_hours']`` of that
-backbone.pth) and the sum of both.
+null for a config without one). ``seed`` is the random seed mmengine used (``randomness.seed``, or the one it
+drew). ``cost`` is what the run took (``vitbench.engine.run_cost``: wall seconds from the start of the run to the
+end of training or testing, all processes of a resumed run included; the device; device-hours; peak memory;
+training images per second) plus the device-hours of the training behind its starting weights
+(``meta['device_hours']`` of that backbone.pth) and the sum of both.
 """
 import datetime
 import json
@@ -164,7 +164,7 @@ class ResultRecorderHook(Hook):
 
     def before_run(self, runner) -> None:
         experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
-        protocol_of(runner.cfg)
+        protocol_of(runner.cfg)  # (a config run without tools/train.py's checks)
         meter_of(runner).start()
 
     def after_load_checkpoint(self, runner, checkpoint) -> None:
