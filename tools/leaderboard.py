@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from vitbench.results.paper import load_paper_tables
-from vitbench.results.reproduction import beyond, check_lines, link_reported, protocol_mismatches
+from vitbench.results.reproduction import beyond, check_lines, match_reported
 from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
 from vitbench.results.table import LeaderboardError, build_table
 
@@ -48,11 +48,10 @@ def _tolerance(text: str) -> float:
 
 def check_reproduction(runs, tolerance: float) -> int:
     """The linked cells beyond ``tolerance`` on stdout; 1 if any, else 0."""
-    measured, paper = build_table(runs), load_paper_tables()
-    links = link_reported(measured, paper)
+    links, mismatches = match_reported(build_table(runs), load_paper_tables())
     for line in check_lines(links, tolerance):
         print(line)
-    for mismatch in protocol_mismatches(measured, paper):  # same-protocol cells only are compared
+    for mismatch in mismatches:  # same-protocol cells only are compared
         print(f'not compared: {mismatch.line()}')
     if not links:
         print(f'warning: no measured cell under {" ".join(runs)} is the same experiment as a paper row (a run of a '

@@ -17,8 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from vitbench.fileio import atomic_write_text
 
 from .baseline import Deltas, paired_deltas
-from .reproduction import (CSV_FIELDS, csv_cells, fmt_reported, html_section, link_reported, links_by_cell,
-                           protocol_mismatches,
+from .reproduction import (CSV_FIELDS, csv_cells, fmt_reported, html_section, links_by_cell, match_reported,
                            markdown_section)
 from .stats import Summary
 from .table import Column, Row, Table
@@ -193,7 +192,7 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){_where(sources, lambda s: f"`{s}`")}. {LEGEND}')
     out.append('')
-    links, mismatches = link_reported(measured, paper), protocol_mismatches(measured, paper)
+    links, mismatches = match_reported(measured, paper)
     out += _md_table(measured, True, links_by_cell(links)) if measured.rows else ['(no result.json found)']
     if links or mismatches:
         out += [''] + markdown_section(links, mismatches)
@@ -235,8 +234,9 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     writer = csv.writer(buf, lineterminator='\n')
     metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS))]
     delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
-    links = links_by_cell(link_reported(measured, paper))
-    mismatches = {(id(m.row), m.column): m for m in protocol_mismatches(measured, paper)}
+    linked, unlinked = match_reported(measured, paper)
+    links = links_by_cell(linked)
+    mismatches = {(id(m.row), m.column): m for m in unlinked}
     reported_head = [f'{c.label} {f}' for c in measured.columns for f in CSV_FIELDS] if links or mismatches else []
     writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops', *metric_head,
                      *(['delta_vs'] if deltas else []), *delta_head, *reported_head,
@@ -333,7 +333,7 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     parts = ['<!DOCTYPE html>', '<html><head><meta charset="utf-8"><title>vitbench leaderboard</title>',
              f'<style>{_CSS}</style></head><body>', '<h1>vitbench leaderboard</h1>',
              '<section class="measured"><h2>Measured</h2>', f'<p>{n_runs} runs (result.json){where}. {e(LEGEND)}</p>']
-    links, mismatches = link_reported(measured, paper), protocol_mismatches(measured, paper)
+    links, mismatches = match_reported(measured, paper)
     parts.append(_html_table(measured, True, links_by_cell(links)) if measured.rows else
                  '<p>(no result.json found)</p>')
     if links or mismatches:

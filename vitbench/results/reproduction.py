@@ -59,15 +59,12 @@ class ProtocolMismatch:
 
 def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
     """Every measured cell linked to paper rows (see the module docstring), in table order."""
-    return _match(measured, paper)[0]
+    return match_reported(measured, paper)[0]
 
 
-def protocol_mismatches(measured: Table, paper: Sequence[Table]) -> List[ProtocolMismatch]:
-    """The measured cells that would link to paper rows but ran under another protocol, in table order."""
-    return _match(measured, paper)[1]
-
-
-def _match(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link], List[ProtocolMismatch]]:
+def match_reported(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link], List[ProtocolMismatch]]:
+    """The measured cells linked to paper rows, and those that would be but ran under another protocol (not
+    compared), each in table order."""
     index: Dict[tuple, List[Tuple[str, Row, float, str]]] = {}
     for table in paper:
         for row in table.rows:
