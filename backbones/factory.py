@@ -31,6 +31,13 @@ def get_variant(name: str) -> dict:
     return copy.deepcopy(VARIANTS[name])
 
 
+# create_model() overrides that change how a model is trained or run, not which model it is; a backbone trained
+# with any other override (init_values=None: no LayerScale, a depth, a width) is another model, and the leaderboard
+# tells its pre-training apart (pretrain.export.pretraining_of)
+TRAINING_OVERRIDES = frozenset({'drop_path_rate', 'drop_path_uniform', 'drop_rate', 'attn_drop_rate', 'img_size',
+                                'global_pool', 'with_cp'})
+
+
 def variant_kwargs(name: str, **overrides) -> dict:
     """Constructor arguments of variant ``name`` with ``overrides`` applied (checked against the class)."""
     entry = get_variant(name)

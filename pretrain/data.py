@@ -13,6 +13,7 @@ from mmengine.dataset import BaseDataset
 
 from vitbench.registry import DATASETS
 
+from .imagenet_subsets import read_subset
 from .transforms import STAND_IN_IF_UNREADABLE
 
 IMG_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.ppm', '.bmp', '.pgm', '.tif', '.tiff', '.webp')
@@ -43,12 +44,16 @@ class ImageNet(BaseDataset):
         ann_file: optional ``<path relative to data_root/split> <label>`` list; without it, the folder is
             scanned.
         classes: class folder names, in label order; default: the sorted sub-folders of ``split``.
+        subset: keep only the images of this list: a shipped subset's name ('imagenet_1percent',
+            'imagenet_10percent') or the path of a list such as ImageNet-LT's (:mod:`pretrain.imagenet_subsets`);
+            labels stay those of the full split.
         pipeline, test_mode, ...: as mmengine's ``BaseDataset``.
     """
 
     def __init__(self, data_root: str, split: str = 'train', ann_file: str = '',
-                 classes: Optional[List[str]] = None, pipeline=(), test_mode: bool = False, **kwargs):
-        self.split = split
+                 classes: Optional[List[str]] = None, subset: str = '', pipeline=(), test_mode: bool = False,
+                 **kwargs):
+        self.split, self.subset = split, subset
         self._classes = list(classes) if classes is not None else None
         super().__init__(ann_file=ann_file, data_root=data_root, data_prefix=dict(img_path=split),
                          pipeline=list(pipeline), test_mode=test_mode, **kwargs)
@@ -79,6 +84,9 @@ class ImageNet(BaseDataset):
         if self.ann_file:
             return self._load_ann_file()
         classes = self._classes or self._class_folders()
+        if self.subset:
+            self._metainfo['classes'] = tuple(classes)
+            return read_subset(self.subset, self.split_dir, classes)
         data_list = []
         for label, name in enumerate(classes):
             folder = osp.join(self.split_dir, name)

@@ -5,7 +5,9 @@
 ``init_cfg=dict(type='Pretrained', checkpoint=path)`` load it. ``meta['pretrain']`` records where the
 weights come from:
 
-* a pre-training run (``experiment.task='pretrain'``): ``dict(recipe='mae', epochs=<epochs trained>)``;
+* a pre-training run (``experiment.task='pretrain'``): ``dict(recipe='mae', epochs=<epochs trained>)``, plus
+  what else makes it another pre-training (:func:`pretraining_of`): ``data`` when it is not ImageNet-1k's train
+  set, ``model`` for backbone overrides that change the model (e.g. ``init_values=None``, no LayerScale);
 * a fine-tuning run: the pre-training of the checkpoint it started from (:func:`origin_of`, which every
   run's ``result.json`` reports too), plus
   ``finetune=dict(mode='full'|'attention'|'linear', epochs=..., dataset=..., img_size=...)``.
@@ -23,6 +25,7 @@ from mmengine.model import is_model_wrapper
 from mmengine.runner import EpochBasedTrainLoop
 
 from backbones.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
+from backbones.factory import TRAINING_OVERRIDES
 from vitbench.engine.run_cost import meter_of
 from vitbench.registry import HOOKS
 
@@ -41,6 +44,26 @@ def planned_epochs(runner) -> int:
     return int(loop.max_iters // max(len(runner.train_dataloader), 1))
 
 
+IMAGENET = 'imagenet'  # the pre-training data a recipe is on unless it says otherwise
+
+
+def pretraining_of(experiment: dict) -> dict:
+    """What besides recipe and epochs makes a pre-training run another experiment: ``data``, the data it trains
+    on when not ImageNet-1k (``experiment.pretrain.data``, e.g. a subset 'imagenet_1percent'; else
+    ``experiment.dataset``, e.g. 'imagenet21k'), and ``model``, the backbone overrides that change the model rather
+    than its training (not ``backbones.factory.TRAINING_OVERRIDES``). Both are left out when there is nothing to
+    say, so that the records of plain ImageNet-1k pre-trainings read as before."""
+    extra = {}
+    data = (experiment.get('pretrain') or {}).get('data') or experiment.get('dataset') or IMAGENET
+    if data != IMAGENET:
+        extra['data'] = data
+    model = {k: v for k, v in sorted((experiment.get('backbone_overrides') or {}).items())
+             if k not in TRAINING_OVERRIDES}
+    if model:
+        extra['model'] = model
+    return extra
+
+
 def origin_of(experiment: dict, cfg) -> Tuple[dict, Optional[float]]:
     """What a run's backbone weights came from, and the device-hours of the training behind them.
 
@@ -52,6 +75,8 @@ def origin_of(experiment: dict, cfg) -> Tuple[dict, Optional[float]]:
     hours = meta.get('device_hours')
     hours = float(hours) if isinstance(hours, numbers.Real) and not isinstance(hours, bool) else None
     keep = _keep_blocks(cfg)  # only the first k pre-trained blocks loaded (MAE-lite's keep-first-k experiment)
+    if experiment.get('task') == 'pretrain' and experiment.get('pretrain'):
+        return dict(experiment['pretrain'], **pretraining_of(experiment), **keep), hours
     if experiment.get('pretrain'):
         return dict(experiment['pretrain'], **keep), hours
     if checkpoint is None:
@@ -128,7 +153,8 @@ class BackboneExportHook(Hook):
         origin, origin_hours = origin_of(experiment, runner.cfg)
         hours = meter_of(runner).totals(runner)['device_hours'] + (origin_hours or 0.0)
         if experiment.get('task', 'pretrain') == 'pretrain':
-            return dict(pretrain=dict(recipe=self._recipe, epochs=trained_epochs(runner)), device_hours=hours)
+            return dict(pretrain=dict(recipe=self._recipe, epochs=trained_epochs(runner), **pretraining_of(experiment)),
+                        device_hours=hours)
         origin.pop('checkpoint', None)
         model = self._model(runner)
         origin['finetune'] = dict(mode=getattr(model, 'trainable', 'all').replace('all', 'full'),

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from mmengine.config import Config
 
+from pretrain.export import pretraining_of
 from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
 from vitbench.results.render import render
 from vitbench.results.reproduction import beyond, check_lines, link_reported
-from vitbench.results.table import Column, LeaderboardError, build_table, config_name
+from vitbench.results.table import Column, LeaderboardError, build_table, config_name, recipe_label
 
 REPO = Path(__file__).resolve().parents[1]
 TOP1, V2, REAL = Column('cls', 'imagenet'), Column('cls', 'imagenet', 'v2'), Column('cls', 'imagenet', 'real')
@@ -292,7 +293,9 @@ def test_every_linked_config_exists_and_trains_the_rows_model(config, variant, r
     experiment = Config.fromfile(str(REPO / config)).experiment
     assert experiment['backbone'] == variant, f'{config} trains {experiment["backbone"]}, {table} says {variant}'
     if experiment['task'] == 'pretrain':  # a fine-tuning config's recipe and epochs are its checkpoint's
-        assert (experiment['pretrain']['recipe'], experiment['pretrain']['epochs']) == (recipe, epochs), config
+        # the label its records get: recipe, plus data other than ImageNet-1k and overrides that change the model
+        label = recipe_label(dict(experiment['pretrain'], **pretraining_of(experiment)))
+        assert (label, experiment['pretrain']['epochs']) == (recipe, epochs), config
 
 
 LINKED_RES = sorted({(config, row.variant, row.res, table.id) for table in load_paper_tables() for row in table.rows

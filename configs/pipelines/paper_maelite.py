@@ -1,14 +1,14 @@
 # The MAE-lite benchmark at real scale ("A Closer Look at Self-Supervised Lightweight Vision Transformers",
-# Tables 1, 4 and 5; GPUs and the real datasets under data/):
+# Tables 1, 3, 4 and 5; GPUs and the real datasets under data/):
 #   python tools/pipeline.py configs/pipelines/paper_maelite.py [--resume]
 # MAE-Tiny (vit_tiny12h_patch16_224) is pre-trained with MAE for 400 epochs, and with distilled MAE whose
 # teacher is an MAE-Base pre-trained 1600 epochs first (stage mae_base_teacher; with the official
 # mae_pretrain_vit_base.pth instead, drop that stage and point dmae's model.teacher.checkpoint at the file).
-# MoCo-v3 pre-trains the same encoder for 400 epochs. The three are then fine-tuned on ImageNet (300 epochs,
-# "impr." recipe), linearly probed, transferred to Flowers-102, Pets, Aircraft, Cars, CIFAR-100 and iNat-18, and
-# trained with Mask R-CNN on COCO and UperNet on ADE20k. The supervised baseline DeiT-Tiny (the same encoder from
-# scratch, 300 epochs) goes through the same transfer and COCO / ADE20k stages. Commands run under torchrun on
-# 8 GPUs (--launcher to change).
+# MoCo-v3 pre-trains the same encoder for 400 epochs; MAE and MoCo-v3 also pre-train on ImageNet subsets (Table 3).
+# They are then fine-tuned on ImageNet (300 epochs, "impr." recipe); the three full-set ones are also linearly
+# probed, transferred to Flowers-102, Pets, Aircraft, Cars, CIFAR-100 and iNat-18, and trained with Mask R-CNN on
+# COCO and UperNet on ADE20k. The supervised baseline DeiT-Tiny (the same encoder from scratch, 300 epochs) goes
+# through the same transfer and COCO / ADE20k stages. Commands run under torchrun on 8 GPUs (--launcher to change).
 work_dir = 'work_dirs/paper_maelite'
 backbones = ['vit_tiny12h_patch16_224']
 launcher = ['torchrun', '--nproc_per_node', '8']
@@ -18,8 +18,11 @@ launcher = ['torchrun', '--nproc_per_node', '8']
 slurm = dict(gpus_per_node=8, cpus_per_task=10, mem='320G', time='1-00:00:00')
 
 _transfer = ['flowers102', 'pets', 'aircraft', 'cars', 'cifar100', 'inat2018']
+_ft300 = dict(mae='configs/finetune/mae_lite_vit_tiny12h_ft_300e.py',
+              dmae='configs/finetune/mae_lite_vit_tiny12h_ft_300e.py',
+              mocov3='configs/finetune/mocov3_vit_tiny12h_ft_300e.py')  # layer decay 0.75, class token (MOCOV3.md)
 _downstream = dict(
-    ft300='configs/finetune/mae_lite_vit_tiny12h_ft_300e.py',
+    ft300=_ft300,
     linprobe='configs/finetune/mae_vit_tiny12h_linprobe.py',
     maskrcnn='configs/maskrcnn_vit_tiny12h_mae.py',
     upernet='configs/upernet_vit_tiny12h_mae.py',
@@ -41,20 +44,25 @@ stages = [
     dict(name='deit_tiny', config='configs/pretrain/deit_tiny12h_in1k_300e.py', outputs=['backbone.pth']),
     dict(name='deit_tiny_ori', config='configs/pretrain/deit_tiny12h_in1k_300e_ori.py'),
 ]
-# MoCo-v3 is fine-tuned with layer decay 0.75 and class-token pooling (official MOCOV3.md)
-_init_options = dict(mocov3=dict(ft300={'optim_wrapper.paramwise_cfg.layer_decay_rate': 0.75,
-                                        'model.backbone.global_pool': 'token',
-                                        'experiment.backbone_overrides.global_pool': 'token'}))
-stages += [dict(name=f'{task}_{init}', config=config, depends_on=[init], checkpoint='{' + init + '}/backbone.pth',
-                cfg_options=_init_options.get(init, {}).get(task, _protocol.get(task)))
+stages += [dict(name=f'{task}_{init}', config=config[init] if isinstance(config, dict) else config,
+                depends_on=[init], checkpoint='{' + init + '}/backbone.pth', cfg_options=_protocol.get(task))
            for task, config in _downstream.items() for init in ('mae', 'dmae', 'mocov3')]
+# Table 3: MAE and MoCo-v3 pre-trained on 1 % and 10 % of ImageNet-1k (lists shipped in pretrain/subsets/) and on
+# ImageNet-LT (its ImageNet_LT_train.txt in data/imagenet/), as many iterations as on the full set, then fine-tuned
+_subsets = ('1pct', '10pct', 'lt')
+stages += [dict(name=f'{recipe}_{subset}', config=f'configs/pretrain/{recipe}_vit_tiny12h_in1k{subset}_400e.py',
+                outputs=['backbone.pth']) for recipe in ('mae', 'mocov3') for subset in _subsets]
+stages += [dict(name=f'ft300_{recipe}_{subset}', config=_ft300[recipe], depends_on=[f'{recipe}_{subset}'],
+                checkpoint='{' + f'{recipe}_{subset}' + '}/backbone.pth')
+           for recipe in ('mae', 'mocov3') for subset in _subsets]
 # the supervised baseline is already an ImageNet classifier: transfer and COCO only (Tables 4 and 5)
 stages += [dict(name=f'{task}_deit_tiny', config=config, depends_on=['deit_tiny'],
                 checkpoint='{deit_tiny}/backbone.pth')
            for task, config in _downstream.items() if task not in ('ft300', 'linprobe')]
 stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages]))
 _resources = {name: dict(time='3-00:00:00')  # the pre-trainings
-              for name in ('mae', 'mae_base_teacher', 'dmae', 'mocov3', 'deit_tiny', 'deit_tiny_ori')}
+              for name in ('mae', 'mae_base_teacher', 'dmae', 'mocov3', 'deit_tiny', 'deit_tiny_ori')
+              + tuple(f'{recipe}_{subset}' for recipe in ('mae', 'mocov3') for subset in _subsets)}
 _resources['leaderboard'] = dict(gpus_per_node=0, cpus_per_task=2, mem='16G', time=60)
 for _stage in stages:  # Slurm resources beyond the defaults above
     _stage.setdefault('resources', _resources.get(_stage['name']))

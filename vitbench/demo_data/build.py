@@ -19,7 +19,7 @@ from vitbench.fileio import atomic_write_text
 
 from .base import SCALES, decode_problem, image_files
 
-GENERATOR_VERSION = 2  # bump when the generated content changes, so stale demo data is reported
+GENERATOR_VERSION = 3  # bump when the generated content changes, so stale demo data is reported
 MANIFEST = 'demo_data.json'
 MAX_SHOWN = 20  # problems listed per dataset; real datasets can have thousands of the same kind
 

@@ -16,7 +16,7 @@ from pretrain.data import IMG_EXTENSIONS, LAYOUT, SPLITS
 
 from . import ade20k, coco, render
 from .base import DemoDataset, Report, list_files, split_sizes
-from .files import save_jpg
+from .files import save_jpg, save_text
 
 # the first 25 ImageNet-1k synsets (tench, goldfish, great white shark, ...)
 WNIDS = (
@@ -31,6 +31,8 @@ KINDS = (('coco', 'person'), ('coco', 'car'), ('coco', 'stop sign'), ('coco', 's
     ('rose', p) for p in range(3, 9)) + tuple(('shape', s) for s in render.SHAPES)
 TEXTURES = ('plain', 'stripes', 'checker')  # render.pattern kinds, multiplied onto the object's colours
 assert len(WNIDS) == len(KINDS)
+SUBSET_FILES = {1: 'subsets/1percent.txt', 10: 'subsets/10percent.txt', 'lt': 'subsets/ImageNet_LT_train.txt'}
+LT_DECAY = 0.85  # per rank: 104 images for the first class of the small demo, 2 for its 25th
 SIZES = {'tiny': dict(train=4, val=2, short=48), 'small': dict(train=104, val=20, short=80)}  # per class
 
 
@@ -132,7 +134,23 @@ def make_item(root, seed, item):
 
 
 def finish(root, seed, scale, items, records):
-    pass  # ImageFolder needs no index files
+    """ImageFolder needs no index files; the subset lists of MAE-lite Table 3 in their release formats
+    (:mod:`pretrain.imagenet_subsets`): class-balanced 1 % and 10 % as SimCLR's, a long-tailed one as ImageNet-LT's."""
+    per_class = {}
+    for split, c, k, _ in items:
+        if split == 'train':
+            per_class.setdefault(c, []).append(k)
+    rng = render.item_rng(seed, 'imagenet', 'subsets')
+    for percent in (1, 10):
+        names = [file_name('train', c, k).split('/')[-1] for c, ks in sorted(per_class.items())
+                 for k in rng.choice(ks, max(1, round(len(ks) * percent / 100)), replace=False)]
+        save_text(os.path.join(root, SUBSET_FILES[percent]), [names[i] for i in rng.permutation(len(names))])
+    # ImageNet-LT keeps 1280 of the most frequent class's 1300 images and 5 of the rarest's; here the class sizes
+    # fall geometrically from all of a class to 2 images, in an order drawn at random
+    rank = rng.permutation(len(per_class))
+    lines = [f"{file_name('train', c, k)} {c}" for c, ks in sorted(per_class.items())
+             for k in sorted(rng.choice(ks, max(2, round(len(ks) * LT_DECAY ** rank[c])), replace=False))]
+    save_text(os.path.join(root, SUBSET_FILES['lt']), lines)
 
 
 def check(root):

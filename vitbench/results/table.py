@@ -267,6 +267,9 @@ def read_result(path: str) -> dict:
     _optional(path, 'pretrain.epochs', pretrain.get('epochs'), _integer, 'an integer or null')
     _optional(path, 'pretrain.finetune', pretrain.get('finetune'), _object, 'an object or null')
     _optional(path, 'pretrain.keep_blocks', pretrain.get('keep_blocks'), _integer, 'an integer or null')
+    _optional(path, 'pretrain.data', pretrain.get('data'), lambda v: isinstance(v, str),
+              'a dataset name (e.g. "imagenet21k") or null')
+    _optional(path, 'pretrain.model', pretrain.get('model'), _object, 'an object of backbone overrides or null')
     metrics = need('metrics', dict, 'an object {metric name: number}')
     for name, value in metrics.items():
         if not _number(value):
@@ -301,9 +304,15 @@ def read_result(path: str) -> dict:
 
 
 def recipe_label(pretrain: dict) -> str:
-    """'mae'; a backbone fine-tuned after pre-training: 'mae + ft-full' (mode of the fine-tuning); only the first
-    k pre-trained blocks kept: 'mae, first 3 blocks'."""
+    """'mae'; on other data than ImageNet-1k or with a changed model: 'mae (imagenet_1percent)', 'supervised
+    (init_values=None)'; a backbone fine-tuned after pre-training: 'mae + ft-full' (mode of the fine-tuning); only
+    the first k pre-trained blocks kept: 'mae, first 3 blocks'."""
     label = pretrain['recipe']
+    data = pretrain.get('data')
+    model = pretrain.get('model') or {}
+    what = ([str(data)] if data and data != 'imagenet' else []) + [f'{k}={v}' for k, v in sorted(model.items())]
+    if what:
+        label += f" ({', '.join(what)})"
     if pretrain.get('keep_blocks') is not None:
         label += f", first {int(pretrain['keep_blocks'])} blocks"
     finetune = pretrain.get('finetune')
