@@ -97,7 +97,7 @@ def test_an_unknown_subset_names_the_shipped_ones(imagenet):
         ImageNet(imagenet, 'train', subset='imagenet_2percent')
 
 
-def test_the_pretraining_label_names_data_and_model_changes_only():
+def test_the_pretraining_label_names_data_model_changes_and_finetune_resolution_only():
     assert pretraining_of(dict(dataset='imagenet', backbone_overrides=dict(drop_path_rate=0.1, img_size=192))) == {}
     assert pretraining_of(dict(dataset='imagenet21k')) == dict(data='imagenet21k')
     assert pretraining_of(dict(dataset='imagenet', pretrain=dict(data='imagenet_lt'),
@@ -108,6 +108,11 @@ def test_the_pretraining_label_names_data_and_model_changes_only():
     assert recipe_label(dict(recipe='mae', data='imagenet_1percent', finetune=dict(mode='full', epochs=300))) == \
         'mae (imagenet_1percent) + ft-full 300ep'
     assert recipe_label(dict(recipe='mae', data='imagenet')) == 'mae'
+    # thesis Table 6.12's "ViT-B† @384": the backbone of the ImageNet fine-tune at 384, a row beside the one at 224
+    tuned = dict(recipe='supervised', data='imagenet21k', finetune=dict(mode='full', epochs=50, img_size=[384, 384]))
+    assert recipe_label(tuned, 224) == 'supervised (imagenet21k) + ft-full 50ep ↑384'
+    assert recipe_label(dict(tuned, finetune=dict(tuned['finetune'], img_size=[224, 224])), 224) == \
+        'supervised (imagenet21k) + ft-full 50ep'
 
 
 def test_mae_pretrains_on_a_subset_and_gets_a_row_of_its_own(imagenet, tmp_path):

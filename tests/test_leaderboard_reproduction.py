@@ -311,8 +311,10 @@ def test_every_linked_finetune_config_runs_at_the_rows_resolution(config, varian
     img_size = (experiment.get('backbone_overrides') or {}).get('img_size', own)
     if experiment['task'] == 'finetune':
         assert str(img_size) == (res or str(own)), f'{config} fine-tunes at {img_size}, {table} says {res or own}'
-    else:  # a pre-training run's top-1 is never told apart by resolution
+    elif experiment['task'] == 'pretrain':  # a pre-training run's top-1 is never told apart by resolution
         assert res == '', f'{table}: img_size on a row that links the pre-training config {config}'
+    # a downstream row's img_size is the resolution its backbone was fine-tuned at on ImageNet (thesis Table 6.12's
+    # "pre-trained at 384"): tests/test_reproduction_audit.py follows the config's checkpoint to that fine-tune
 
 
 def test_the_readme_lists_every_linked_config():

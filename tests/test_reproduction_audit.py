@@ -41,10 +41,10 @@ def load(config: str) -> Config:
     return Config.fromfile(ROOT / config)
 
 
-def recipe_of(checkpoint: str):
+def recipe_of(checkpoint: str, finetune_size: int = 224):
     """The (pre-training epochs, train resolution, config) behind ``checkpoint``: work_dirs/<name>/backbone.pth is
     the export of configs/pretrain/<name>.py, or of configs/finetune/<name>.py, whose own checkpoint is followed
-    back to its pre-training (fine-tuned at 224 too); a released file, as OFFICIAL says."""
+    back to its pre-training (fine-tuned at ``finetune_size``); a released file, as OFFICIAL says."""
     if checkpoint in OFFICIAL:
         return (*OFFICIAL[checkpoint], checkpoint)
     match = re.fullmatch(r'work_dirs/([\w.-]+)/backbone\.pth', checkpoint)
@@ -55,7 +55,8 @@ def recipe_of(checkpoint: str):
     path = f'configs/finetune/{match[1]}.py'
     assert (ROOT / path).is_file(), f'{checkpoint}: no config configs/{{pretrain,finetune}}/{match[1]}.py made it'
     finetune = load(path)
-    assert train_schedule(finetune)[1] == 224, f'{path} fine-tunes at {train_schedule(finetune)[1]} px, not 224'
+    assert train_schedule(finetune)[1] == finetune_size, (
+        f'{path} fine-tunes at {train_schedule(finetune)[1]} px, not {finetune_size}')
     epochs, size, made_by = recipe_of(finetune.model.backbone.init_cfg.checkpoint)
     return epochs, size, f'{made_by} then {path}'
 
@@ -86,7 +87,8 @@ def test_config_runs_the_tables_protocol_from_the_tables_checkpoint(table_id, ro
             f'{cell_protocol(row, column)!r}')
     if cfg.experiment.backbone != row.variant:
         return  # a --backbone swap of this config (the paper pipeline's stage checks its checkpoint)
-    epochs, size, made_by = recipe_of(cfg.model.backbone.init_cfg.checkpoint)
+    # a row "pre-trained at R" (img_size: R, thesis Table 6.12's @384 / @320) segments the ImageNet fine-tune at R
+    epochs, size, made_by = recipe_of(cfg.model.backbone.init_cfg.checkpoint, int(row.res or 224))
     assert (epochs, size) == (row.epochs, 224), (
         f'{config} starts from {made_by} ({epochs} epochs at {size} px); table {table_id} {row.backbone} used '
         f'{row.epochs} epochs at 224')

@@ -10,7 +10,9 @@ it. A table (or a row) names the downstream ``protocol`` it was measured under (
 measured cell links to it only when its runs recorded that protocol. Rows that name the same config, variant,
 recipe, epochs and protocol are one experiment: they must agree. A row fine-tuned
 at another resolution than its variant's own (the papers' ↑384) says so with ``img_size`` (e.g. 384): it then links
-to the measured "↑384" cells (:attr:`~vitbench.results.table.Column.res`), not to the variant-resolution ones.
+to the measured "↑384" cells (:attr:`~vitbench.results.table.Column.res`), not to the variant-resolution ones. On a
+downstream row ``img_size`` is the resolution of the ImageNet fine-tune its backbone comes from (thesis Table 6.12's
+"pre-trained at 384"; its ``recipe`` ends in "↑384", as the measured rows' labels do).
 """
 import math
 import os.path as osp

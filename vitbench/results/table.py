@@ -303,10 +303,12 @@ def read_result(path: str) -> dict:
     return record
 
 
-def recipe_label(pretrain: dict) -> str:
+def recipe_label(pretrain: dict, variant_img_size=None) -> str:
     """'mae'; on other data than ImageNet-1k or with a changed model: 'mae (imagenet_1percent)', 'supervised
-    (init_values=None)'; a backbone fine-tuned after pre-training: 'mae + ft-full' (mode of the fine-tuning); only
-    the first k pre-trained blocks kept: 'mae, first 3 blocks'."""
+    (init_values=None)'; a backbone fine-tuned after pre-training: 'mae + ft-full 50ep' (mode of the fine-tuning),
+    '... ↑384' when it was fine-tuned at another resolution than ``variant_img_size`` (the run's variant's own:
+    thesis Table 6.12's "ViT-B† @384" is the ↑384 fine-tune's backbone); only the first k pre-trained blocks kept:
+    'mae, first 3 blocks'."""
     label = pretrain['recipe']
     data = pretrain.get('data')
     model = pretrain.get('model') or {}
@@ -320,6 +322,9 @@ def recipe_label(pretrain: dict) -> str:
         label += f" + ft-{finetune.get('mode', 'full')}"
         if finetune.get('epochs') is not None:
             label += f" {finetune['epochs']}ep"
+        if finetune.get('img_size') is not None and variant_img_size is not None and (
+                res_label(finetune['img_size']) != res_label(variant_img_size)):
+            label += f" ↑{res_label(finetune['img_size'])}"
     return label
 
 
@@ -453,7 +458,8 @@ def build_table(paths: Sequence[str]) -> Table:
     cells: Dict[Tuple[RowKey, Column], List[Entry]] = collections.defaultdict(list)
     for path, record in records:
         epochs = record['pretrain'].get('epochs')
-        key = (record['backbone'], recipe_label(record['pretrain']), None if epochs is None else int(epochs))
+        key = (record['backbone'], recipe_label(record['pretrain'], record.get('variant_img_size')),
+               None if epochs is None else int(epochs))
         by_row[key].append(record)
         row_paths[key].append(path)
         for column, value, priority in cells_of(record):
