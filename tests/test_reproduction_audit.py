@@ -21,6 +21,7 @@ KINDS_OF_TASK = dict(seg=('seg',), det=('box', 'mask'), transfer=('transfer',)) 
 # Released files a config may load, with what made them (their sources' model cards): (epochs, train resolution).
 OFFICIAL = {
     'checkpoints/patchconvnet_b120_224_1k.pth': (400, 224),  # facebookresearch/deit PatchConvNet: 400 epochs, 224
+    'checkpoints/resmlp_24_no_dist.pth': (400, 224),  # facebookresearch/deit ResMLP-S24 (thesis §4.3.1: 400 epochs)
 }
 
 
@@ -70,7 +71,8 @@ def train_schedule(cfg: Config):
 
 def test_the_audit_covers_the_downstream_tables_it_claims():
     tables = {table_id for table_id, *_ in LINKS}
-    assert {'deit3_ade20k', 'deit3_transfer', 'patchconvnet_ade20k', 'patchconvnet_coco', 'maelite_table5'} <= tables
+    assert {'deit3_ade20k', 'deit3_transfer', 'patchconvnet_ade20k', 'patchconvnet_coco', 'maelite_table5',
+            'resmlp_ade20k'} <= tables
 
 
 @pytest.mark.parametrize('table_id, row, columns, config', LINKS,
