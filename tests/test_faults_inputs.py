@@ -211,6 +211,18 @@ def test_a_top_level_cfg_option_nothing_reads_is_refused(tmp_path):
     assert not list(tmp_path.glob('*.pth'))  # nothing ran
 
 
+def test_a_cfg_option_on_a_variable_the_config_already_read_is_refused(tmp_path):
+    """Issue 35.3: `max_epochs = 40` went into train_cfg and the schedulers when the config was parsed; setting it
+    afterwards used to log max_epochs = 2 and train 40 epochs."""
+    result = run_tool('tools/train.py', 'configs/demo/sup_demo.py', '--work-dir', tmp_path, '--cfg-options',
+                      'max_epochs=2')
+    assert result.returncode == 2 and 'Traceback' not in result.stderr
+    assert ("--cfg-options max_epochs: 'max_epochs' is a variable of configs/demo/sup_demo.py, read when the config "
+            "was parsed and by nothing after, so it would be ignored; set what it went into, e.g. "
+            "'train_cfg.max_epochs'") in result.stderr
+    assert not list(tmp_path.glob('*.pth'))  # nothing ran
+
+
 def test_experiment_key_typos_are_refused(toy, tmp_path, capsys):
     config = toy_config(tmp_path, "experiment = dict(task='pretrain', dataset='toy', backbone='vit_demo_patch8_64', "
                                   "pretrain=dict(recipe='mae', epoch=5))")

@@ -58,17 +58,23 @@ def _nested_keys(value, prefix=''):
 
 
 def _unknown_top_level(cfg, options: dict, keys_before: set) -> List[str]:
-    """A top-level key that neither the config had nor anything reads: mmengine merges it and ignores it, so
-    ``--cfg-options max_iters=2`` would run the whole schedule."""
-    known = keys_before | set(inspect.signature(Runner.__init__).parameters) | {*_READ_BY_MMENGINE,
-                                                                                *_READ_BY_VITBENCH}
+    """A top-level key that nothing reads: mmengine merges it and ignores it. Either the config never had it
+    (``--cfg-options max_iters=2`` would run the whole schedule), or it is one of the config's own variables,
+    which the config read when it was parsed (``max_epochs = 40`` went into ``train_cfg`` and the schedulers then:
+    ``--cfg-options max_epochs=2`` would log 2 and train 40)."""
+    read = set(inspect.signature(Runner.__init__).parameters) | {*_READ_BY_MMENGINE, *_READ_BY_VITBENCH}
     problems = []
     for option in options:
         key = option.split('.')[0]
-        if key in known:
+        if key in read:
             continue
         nested = [k for k in _nested_keys(cfg.to_dict()) if k.endswith(f'.{option}')]
-        hint = f" (did you mean '{nested[0]}'?)" if nested else _did_you_mean(key, known)
+        if key in keys_before:
+            where = f"; set what it went into, e.g. '{nested[0]}'" if nested else ''
+            problems.append(f"--cfg-options {option}: '{key}' is a variable of {cfg.filename}, read when the config "
+                            f'was parsed and by nothing after, so it would be ignored{where}')
+            continue
+        hint = f" (did you mean '{nested[0]}'?)" if nested else _did_you_mean(key, read | keys_before)
         problems.append(f"--cfg-options {option}: '{key}' is not a key of {cfg.filename} and nothing reads it, so "
                         f'it would be ignored{hint}')
     return problems
