@@ -200,6 +200,10 @@ def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = N
     """
     ck = to_canonical(read_checkpoint(checkpoint), str(checkpoint), prefix)
     sd, notes = ck.state_dict, ck.notes
+    broken = [k for k, v in sd.items() if torch.is_tensor(v) and v.is_floating_point() and not torch.isfinite(v).all()]
+    if broken:  # e.g. the export of a training that diverged: it would train on NaN without a word
+        raise CheckpointError(f'checkpoint {checkpoint}: {len(broken)} of its tensors hold NaN or inf (first: '
+                              f'{broken[0]}); the training that wrote it diverged, and it cannot initialise a model')
     arch = getattr(model, 'arch', None)
     if ck.arch and arch and ck.arch != arch:
         notes.append(f'the file was saved from {ck.arch!r}, the model is {arch!r}')

@@ -18,6 +18,8 @@ from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import swap_backbone
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.experiment.config_checks import config_problems
+from vitbench.experiment.divergence import TrainingDiverged
+from vitbench.results.schema import DIVERGED_EXIT_STATUS
 
 
 class ConfigError(Exception):
@@ -144,6 +146,8 @@ def build_runner(cfg):
     saves and loads its checkpoints under the checkpoint policy, which this installs."""
     install_checkpoint_policy()
     cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.RunStateHook')]  # lock, exact resume
+    if not any(h.get('type', '').endswith('DivergenceHook') for h in cfg.custom_hooks):
+        cfg.custom_hooks = [*cfg.custom_hooks, dict(type='vitbench.DivergenceHook')]  # a NaN loss stops the run
     if cfg.get('experiment') and not any(h.get('type', '').endswith('ResultRecorderHook')
                                          for h in cfg.get('custom_hooks', [])):
         cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.ResultRecorderHook')]
@@ -156,9 +160,14 @@ def build_runner(cfg):
 
 
 def run_main(main) -> None:
-    """Call ``main()``; a ConfigError becomes one line on stderr and exit status 2."""
+    """Call ``main()``; a ConfigError, or a checkpoint that cannot be used (damaged, of another model, with
+    non-finite weights), becomes one message on stderr and exit status 2; a training whose loss stopped being
+    finite (:class:`~vitbench.experiment.divergence.TrainingDiverged`) one line and exit status 3."""
     try:
         main()
-    except ConfigError as e:
+    except (ConfigError, CheckpointError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
+    except TrainingDiverged as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(DIVERGED_EXIT_STATUS)

@@ -37,7 +37,7 @@ from vitbench.engine.run_cost import meter_of
 from vitbench.experiment.protocol import protocol_of
 from vitbench.registry import HOOKS
 from vitbench.fileio import atomic_write_text
-from vitbench.results.schema import TASKS
+from vitbench.results.schema import DIVERGED, TASKS
 
 # Metric families that toolboxes report as fractions (mmdet's COCO AP); everything else is in percent.
 _FRACTION_PREFIXES = ('coco/',)
@@ -143,6 +143,20 @@ def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
         git_commit=git_commit(),
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
     )
+
+
+def record_divergence(runner, where: dict) -> str:
+    """Write the ``result.json`` of a training stopped because its loss stopped being finite
+    (:class:`vitbench.experiment.divergence.DivergenceHook`): the run's record with no metrics,
+    ``"status": "diverged"`` and ``diverged`` = ``where`` (iteration, loss, the last finite one). The leaderboard
+    shows such a run as diverged, never as a number. Returns its path ('' when nothing is recorded)."""
+    if not runner.cfg.get('experiment'):
+        return ''  # a config that records nothing (no experiment dict)
+    meter = meter_of(runner)
+    meter.stop()
+    seed = None if runner.seed is None else int(runner.seed)
+    record = dict(build_record(runner.cfg, {}, seed, meter.cost(runner, True)), status=DIVERGED, diverged=where)
+    return write_result(runner.work_dir, record) if runner.rank == 0 else ''
 
 
 def write_result(work_dir: str, record: dict) -> str:

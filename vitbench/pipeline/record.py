@@ -18,7 +18,7 @@ import os.path as osp
 from typing import List, Optional
 
 from vitbench.fileio import atomic_write_text
-from vitbench.results.schema import HEADLINE_METRICS
+from vitbench.results.schema import DIVERGED, HEADLINE_METRICS
 
 from .command import resolve
 from .spec import Pipeline, Stage
@@ -111,11 +111,25 @@ def is_done(pipeline: Pipeline, stage: Stage) -> bool:
     """train / test: result.json and the declared outputs exist, from the recipe it has now; command: its
     ``creates`` exists."""
     if stage.kind in ('train', 'test'):
-        return (osp.isfile(osp.join(stage.work_dir, 'result.json')) and not missing_outputs(stage)
-                and not changes(pipeline, stage))
+        return (osp.isfile(osp.join(stage.work_dir, 'result.json')) and not diverged(stage)
+                and not missing_outputs(stage) and not changes(pipeline, stage))
     if stage.kind == 'command' and stage.spec.get('creates'):
         return osp.exists(resolve(pipeline, stage, stage.spec['creates']))
     return False
+
+
+def diverged(stage: Stage) -> str:
+    """Where the stage's training stopped with a non-finite loss (its result.json ``status`` 'diverged'); ''
+    for any other stage. A diverged stage is not done: it runs again."""
+    try:
+        with open(osp.join(stage.work_dir, 'result.json')) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return ''
+    if not isinstance(record, dict) or record.get('status') != DIVERGED:
+        return ''
+    where = record.get('diverged') if isinstance(record.get('diverged'), dict) else {}
+    return f"diverged at iteration {where.get('iteration')} (loss {where.get('loss')})"
 
 
 def missing_outputs(stage: Stage) -> List[str]:

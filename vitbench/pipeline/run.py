@@ -41,11 +41,12 @@ from dataclasses import asdict, dataclass
 from typing import Dict, List, Optional, TextIO
 
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
+from vitbench.results.schema import DIVERGED_EXIT_STATUS
 
 from . import preload
 from .command import command_of, launch_of, resolve
 from .gpus import GpuError, GpuPool, visible_gpus
-from .record import changes, is_done, key_metric, missing_outputs, set_aside, write_record
+from .record import changes, diverged, is_done, key_metric, missing_outputs, set_aside, write_record
 from .spec import Pipeline, PipelineError, Stage
 
 LOG_NAME = 'pipeline.log'
@@ -54,11 +55,13 @@ LOCK_NAME = 'pipeline.lock'
 STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when stages are stopped
 _PROGRESS_MARKS = ('Epoch(train)', 'Iter(train)', 'Epoch(val)', 'Iter(val)', 'Epoch(test)', 'Iter(test)')
 
+UNFINISHED = ('failed', 'diverged', 'blocked', 'interrupted')  # what the stages after one wait for in vain
+
 
 @dataclass
 class StageResult:
     id: str
-    status: str  # ran | cached | failed | blocked | interrupted
+    status: str  # ran | cached | failed | diverged | blocked | interrupted
     seconds: float = 0.0
     metric: str = ''
     detail: str = ''
@@ -222,7 +225,7 @@ class PipelineRunner:
         return self._run_stage(stage, counter)
 
     def _run_stage(self, stage: Stage, counter: str) -> StageResult:
-        failed = [d for d in stage.deps if self.results[d].status in ('failed', 'blocked', 'interrupted')]
+        failed = [d for d in stage.deps if self.results[d].status in UNFINISHED]
         if failed and stage.kind != 'leaderboard':
             self.say(f'{counter} {stage.id}: skipped, {failed[0]} did not finish')
             return StageResult(stage.id, 'blocked', detail=f'{", ".join(failed)} did not finish')
@@ -264,6 +267,11 @@ class PipelineRunner:
         seconds = time.time() - start
         if self._stopping:
             return StageResult(stage.id, 'interrupted', seconds, log=log)
+        where = diverged(stage) if returncode == DIVERGED_EXIT_STATUS else ''
+        if where:  # recorded as such (result.json status 'diverged'): reported, never tabulated as a number
+            self.say(f'{counter} {stage.id}: DIVERGED after {_duration(seconds)}: {where}; nothing exported, the '
+                     f'stages after it are skipped (log {log})')
+            return StageResult(stage.id, 'diverged', seconds, detail=where, log=log)
         if returncode != 0:
             cause = _cause(log, offset)
             detail = f'exit status {returncode}' + (f': {cause}' if cause else '')
@@ -348,7 +356,7 @@ class PipelineRunner:
             options['figures'] = figures
         # what it tabulates without, one line each: a table that cannot be made says why (e.g. every training failed)
         unfinished = [self.results[d] for d in stage.deps
-                      if d in self.results and self.results[d].status in ('failed', 'blocked', 'interrupted')]
+                      if d in self.results and self.results[d].status in UNFINISHED]
         for result in unfinished:
             self.say(f'{counter} {stage.id}: without {result.id}, which did not finish ({result.status}: '
                      f'{result.detail or "-"})')

@@ -140,8 +140,8 @@ def measured_plots(table: Table) -> List[Plot]:
     for kinds, title, ylabel in ((('transfer',), 'Transfer top-1 per dataset', 'top-1 (%)'),
                                  (('box', 'mask'), 'Detection and instance segmentation AP', 'AP'),
                                  (('cls',), 'ImageNet top-1', 'top-1 (%)')):
-        columns = [c for c in table.columns if c.kind in kinds]
-        if columns:
+        columns = [c for c in table.columns if c.kind in kinds and any(c in r.values for r in table.rows)]
+        if columns:  # (a column of diverged runs only has no value to draw)
             plots.append(grouped_bars(table, columns, title, ylabel))
     if any(r.cell_hours for r in table.rows):
         plots.append(pareto_plot(table))

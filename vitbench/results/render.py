@@ -100,7 +100,9 @@ def _cells(table: Table, row: Row, measured: bool, links=None) -> List[Tuple[str
              (fmt_cost(row.params_M), False, ''), (fmt_cost(row.gflops), False, '')]
     for c in table.columns:
         summary = row.stats.get(c)
-        if summary is None:  # a paper row, or no value
+        if c in row.diverged:  # its run stopped with a non-finite loss: no number to show
+            cells.append(('diverged', False, row.diverged[c]))
+        elif summary is None:  # a paper row, or no value
             cells.append((fmt_metric(row.values.get(c)), False, ''))
         else:
             link = (links or {}).get((id(row), c))
@@ -160,6 +162,12 @@ def _relative(path: str) -> str:
     return path if rel.startswith('..') else rel
 
 
+def diverged_lines(table: Table) -> List[str]:
+    """One line per cell whose run stopped with a non-finite loss: row, column and where."""
+    return [f'{row.backbone} / {row.recipe} / {_epochs(row) or "-"} epochs, {column.label}: {where}'
+            for row in table.rows for column, where in row.diverged.items()]
+
+
 # ---------------------------------------------------------------------------------------------- markdown
 
 def _md_cell(text: str) -> str:
@@ -202,6 +210,9 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
         out += ['', '## Warnings: conflicting duplicate runs', '',
                 'The same cell is filled by runs that disagree:', '']
         out += [f'- {line}' for line in _conflict_lines(measured, _relative)]
+    if any(row.diverged for row in measured.rows):
+        out += ['', '## Diverged runs (no number)', '']
+        out += [f'- {line}' for line in diverged_lines(measured)]
     if figures:
         out += ['', '## Figures', ''] + [f'- `{title}`' for title, _ in figures]
     if paper:
@@ -248,6 +259,8 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     def stats_of(row: Row, column: Column) -> list:
         summary = row.stats.get(column)
         value = row.values.get(column)
+        if column in row.diverged:
+            return ['diverged', '', '', '', '']
         if summary is None:
             return [number(value), '', '1' if value is not None else '', '', '']
         return [number(summary.mean), *(number(getattr(summary, f)) for f in _STAT_FIELDS)]
@@ -346,6 +359,10 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
         parts.append('<h2 class="warning">Warnings: conflicting duplicate runs</h2>'
                      '<p>The same cell is filled by runs that disagree:</p><ul>')
         parts += [f'<li class="warning">{e(line)}</li>' for line in _conflict_lines(measured, _relative)]
+        parts.append('</ul>')
+    if any(row.diverged for row in measured.rows):
+        parts.append('<h2 class="warning">Diverged runs (no number)</h2><ul>')
+        parts += [f'<li class="warning">{e(line)}</li>' for line in diverged_lines(measured)]
         parts.append('</ul>')
     if plots and measured.rows:
         charts = measured_plots(measured)

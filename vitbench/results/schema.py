@@ -4,6 +4,10 @@ these tasks, ``vitbench.results.table`` ranks them and ``vitbench.pipeline.recor
 The full record is described in docs/architecture.md."""
 
 TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
+# result.json "status" of a training stopped because its loss stopped being finite (vitbench.experiment.divergence);
+# a record without "status" is of a run that finished
+DIVERGED = 'diverged'
+DIVERGED_EXIT_STATUS = 3  # tools/train.py's exit status then; the pipeline reports the stage as diverged
 KINDS = ('cls', 'seg', 'box', 'mask', 'transfer')  # leaderboard column kinds
 # task -> its headline metrics, as (metric name in result.json, column kind)
 HEADLINE_METRICS = {

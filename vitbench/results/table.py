@@ -35,7 +35,7 @@ import os.path as osp
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .schema import HEADLINE_METRICS, KINDS, METRIC_EVALS, TASKS
+from .schema import DIVERGED, HEADLINE_METRICS, KINDS, METRIC_EVALS, TASKS
 from .stats import Summary, summarize
 
 # Display names and order of the datasets the suite knows; others keep their own name, after these.
@@ -148,6 +148,9 @@ class Row:
     stats: Dict[Column, Summary] = field(default_factory=dict)
     cell_configs: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # the configs of the runs used
     cell_protocols: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # and their protocols' names
+    # the cells whose runs stopped because their loss stopped being finite (result.json status 'diverged'), with
+    # where, shown as 'diverged', never as a number; a cell another run of which finished shows that run's value
+    diverged: Dict[Column, str] = field(default_factory=dict)
     # the price, from the runs' ``cost`` (None: not recorded): pre-training device-hours, pre-training + the
     # task behind each cell, everything the row ran, and the largest peak memory of its runs
     pretrain_hours: Optional[float] = None
@@ -270,6 +273,9 @@ def read_result(path: str) -> dict:
     _optional(path, 'pretrain.data', pretrain.get('data'), lambda v: isinstance(v, str),
               'a dataset name (e.g. "imagenet21k") or null')
     _optional(path, 'pretrain.model', pretrain.get('model'), _object, 'an object of backbone overrides or null')
+    if record.get('status') not in (None, DIVERGED):
+        raise LeaderboardError(f"{path}: key 'status' is {record['status']!r}, expected null or {DIVERGED!r} (a "
+                               'training stopped because its loss stopped being finite)')
     metrics = need('metrics', dict, 'an object {metric name: number}')
     for name, value in metrics.items():
         if not _number(value):
@@ -353,17 +359,33 @@ def finetune_res(record: dict) -> str:
     return '' if res == res_label(record['variant_img_size']) else res
 
 
-def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
-    """The (column, value, priority) cells a record fills; metrics no column shows are left out."""
-    cells = []
+def columns_of(record: dict) -> List[Tuple[str, Column]]:
+    """(metric, column) of every headline metric of the record's task, whether the record has a value or not."""
     res = finetune_res(record)
-    for metric, kind in HEADLINE_METRICS[record['task']]:
+    return [(metric, Column(kind, record['dataset'], _eval_of(metric, record.get('eval') or 'ss'), res))
+            for metric, kind in HEADLINE_METRICS[record['task']]]
+
+
+def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
+    """The (column, value, priority) cells a record fills; metrics no column shows are left out, and a diverged
+    run fills none."""
+    if record.get('status') == DIVERGED:
+        return []
+    cells = []
+    for metric, column in columns_of(record):
         value = record['metrics'].get(metric)
         if value is None or math.isnan(value):
             continue
-        column = Column(kind, record['dataset'], _eval_of(metric, record.get('eval') or 'ss'), res)
         cells.append((column, float(value), 1 if record['task'] == 'finetune' else 0))
     return cells
+
+
+def diverged_where(record: dict) -> str:
+    """'diverged at iteration 10 (loss nan; last finite 2.31 at 9)' for a diverged record."""
+    where = record.get('diverged') or {}
+    last = where.get('last_finite_loss')
+    return (f"diverged at iteration {where.get('iteration')} (loss {where.get('loss')}"
+            + (f"; last finite {last:.4g} at {where.get('last_finite_iteration')}" if last is not None else '') + ')')
 
 
 def _row_cost(records: List[dict], key: str) -> Optional[float]:
@@ -475,8 +497,14 @@ def build_table(paths: Sequence[str]) -> Table:
     conflicts: List[Conflict] = []
     for (key, column), entries in cells.items():
         _aggregate(key, column, entries, rows[key], conflicts)
+    for key, recs in by_row.items():
+        for record in recs:
+            if record.get('status') == DIVERGED:
+                for _, column in columns_of(record):
+                    if column not in rows[key].values:
+                        rows[key].diverged[column] = diverged_where(record)
     ordered = sorted(rows.values(), key=_row_order)
     conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key(),
                                   -1 if c.seed is None else c.seed))
-    columns = sorted_columns(c for r in ordered for c in r.values)
+    columns = sorted_columns(c for r in ordered for c in [*r.values, *r.diverged])
     return Table(ordered, columns, conflicts, title='Measured', id='measured')
