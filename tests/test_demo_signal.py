@@ -1,7 +1,7 @@
 """The demo measures something: its leaderboard stage checks that supervised pre-training beats training from
 scratch (configs/pipelines/demo.py, `expect`; `make test-demo` runs the demo and fails where it does not). This
-is the other half: the same check fails when the pre-training recipe is broken on purpose, a learning rate of 0
-that leaves the weights at their random initialisation."""
+is the other half: the same check fails when the pre-training recipe is broken on purpose, a learning rate of 1e-12
+that leaves the weights at their random initialisation (0 itself is refused by tools/train.py)."""
 import json
 import subprocess
 import sys
@@ -24,7 +24,7 @@ def test_a_pretraining_that_learns_nothing_fails_the_demos_expected_ordering(tmp
     threshold = expected['min_delta'][FLOWERS]  # the demo's own, so the check tested is the one CI applies
     demo = {s.id.split('/')[-1]: s for s in load_pipeline(str(REPO / 'configs/pipelines/demo.py')).stages}
     make_data = demo['data'].spec['argv'][:-3] + ['imagenet', 'imagenet_v2', 'imagenet_real', 'flowers102']
-    broken = {'optim_wrapper.optimizer.lr': 0.0,  # at lr 0 the weights never move: two epochs are all epochs
+    broken = {'optim_wrapper.optimizer.lr': 1e-12,  # AdamW steps of ~1e-12: the weights never move, 2 epochs do
               'train_cfg.max_epochs': 2, 'train_cfg.val_interval': 2, 'default_hooks.checkpoint.interval': 2,
               'param_scheduler.1.end': 2, 'experiment.pretrain.epochs': 2}
     stages = [

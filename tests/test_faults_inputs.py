@@ -223,6 +223,27 @@ def test_a_cfg_option_on_a_variable_the_config_already_read_is_refused(tmp_path)
     assert not list(tmp_path.glob('*.pth'))  # nothing ran
 
 
+def test_a_learning_rate_of_zero_is_refused_for_training(toy, tmp_path, capsys):
+    """Issue 35.3: lr 0 trained, exited 0 and recorded untrained weights as a trained backbone."""
+    assert toy(CONFIG, '--work-dir', tmp_path, '--cfg-options', 'optim_wrapper.optimizer.lr=0') == 2
+    err = capsys.readouterr().err
+    assert f'error: {CONFIG}: optim_wrapper.optimizer.lr is 0: nothing would train' in err
+    assert "model.trainable='linear'" in err and len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.glob('*.pth'))
+
+
+def test_a_dataloader_without_a_batch_an_epoch_is_refused_naming_batch_and_dataset_size(toy, tmp_path, capsys):
+    """Issue 35.3: a batch larger than the dataset (drop_last) trained 0 iterations and wrote result.json, or with a
+    schedule converted to iterations died on `epoch_length must be a positive integer, but got 0`."""
+    assert toy(CONFIG, '--work-dir', tmp_path, '--cfg-options', 'train_dataloader.batch_size=64',
+               'train_dataloader.drop_last=True') == 2
+    err = capsys.readouterr().err
+    assert (f'error: {CONFIG}: train_dataloader: 32 samples in batches of 64 with drop_last=True make no batch an '
+            'epoch (per process); lower train_dataloader.batch_size to at most 32 or set '
+            'train_dataloader.drop_last=False') in err
+    assert not list(tmp_path.glob('*.pth'))
+
+
 def test_experiment_key_typos_are_refused(toy, tmp_path, capsys):
     config = toy_config(tmp_path, "experiment = dict(task='pretrain', dataset='toy', backbone='vit_demo_patch8_64', "
                                   "pretrain=dict(recipe='mae', epoch=5))")

@@ -114,3 +114,27 @@ def test_resume_when_last_checkpoint_names_a_missing_file_says_so(tmp_path, monk
     result = train('iters', tmp_path, '--resume', monkeypatch=monkeypatch)
     assert result.returncode != 0 and not (tmp_path / 'params_rank0.pth').exists()
     assert f'last_checkpoint names {tmp_path / "iter_6.pth"}, which does not exist' in log_of(result)
+
+
+def test_killed_after_the_last_checkpoint_before_its_validation_resume_records_the_same_metrics(tmp_path,
+                                                                                                monkeypatch):
+    """Issue 35.1: killed after the checkpoint of the last iteration and before the validation that follows it,
+    the resumed run used to end without any validation metric in result.json (the loop had nothing left to run).
+    It validates then, and a run resumed later on reports the validation its checkpoint was saved after."""
+    config = tmp_path / 'toy_experiment.py'
+    config.write_text(f"_base_ = [{str(RUNS['iters'][0])!r}]\n"
+                      "experiment = dict(task='transfer', dataset='cifar10', backbone='vit_demo_patch8_64')\n")
+    RUNS['experiment'] = (config, 8)
+    try:
+        straight = train('experiment', tmp_path / 'straight', monkeypatch=monkeypatch)
+        assert straight.returncode == 0, straight.stderr[-3000:]
+        killed = train('experiment', tmp_path / 'run', monkeypatch=monkeypatch, kill_at_iter=8)
+        assert killed.returncode == KILLED and not (tmp_path / 'run' / 'result.json').exists()
+        resumed = train('experiment', tmp_path / 'run', '--resume', monkeypatch=monkeypatch)
+    finally:
+        del RUNS['experiment']
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert 'before the validation that follows it: validating now' in log_of(resumed)
+    metrics = [json.loads((tmp_path / d / 'result.json').read_text())['metrics'] for d in ('straight', 'run')]
+    assert metrics[0] == metrics[1] and 'mse' in metrics[0]
+    assert_same_run(tmp_path / 'run', tmp_path / 'straight')

@@ -137,3 +137,29 @@ def test_config_builds_and_swaps_backbone(config, demo_teacher):
     model = MODELS.build(cfg.model)
     assert model.arch == 'vit_tiny12h_patch16_224' and model.backbone.embed_dim == 192
     assert cfg.experiment['backbone'] == 'vit_tiny12h_patch16_224'
+
+
+def test_testing_a_checkpoint_records_its_own_epochs_and_waits_for_a_training_in_its_work_dir(data_root, tmp_path):
+    """Issue 35.4: tools/test.py of a 1-epoch checkpoint with a 40-epoch config recorded epochs 40 (and the
+    leaderboard put the number in the 40-epoch row); pointed at a training's work dir it overwrote that run's
+    result.json while the training ran."""
+    from vitbench.fileio import RUN_LOCK, FolderLock
+    train('configs/demo/sup_demo.py', tmp_path / 'train', data_root)
+    options = ['--cfg-options', f'test_dataloader.dataset.data_root={data_root}', 'test_dataloader.num_workers=0',
+               'test_dataloader.persistent_workers=False', 'test_dataloader.dataset.indices=20',
+               'test_dataloader.batch_size=10']
+    test = [sys.executable, 'tools/test.py', 'configs/demo/sup_demo.py', str(tmp_path / 'train' / 'epoch_1.pth')]
+    result = subprocess.run([*test, '--work-dir', str(tmp_path / 'test'), *options], cwd=REPO, capture_output=True,
+                            text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads((tmp_path / 'test' / 'result.json').read_text())
+    assert record['pretrain']['epochs'] == 1 and Config.fromfile('configs/demo/sup_demo.py').train_cfg.max_epochs == 40
+    lock = FolderLock(str(tmp_path / 'busy'), RUN_LOCK)  # as a training running there holds it
+    lock.acquire()
+    try:
+        busy = subprocess.run([*test, '--work-dir', str(tmp_path / 'busy'), *options], cwd=REPO, capture_output=True,
+                              text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    finally:
+        lock.release()
+    assert busy.returncode == 2 and 'error: a run works here: ' in busy.stderr and 'Traceback' not in busy.stderr
+    assert not (tmp_path / 'busy' / 'result.json').exists()

@@ -48,7 +48,10 @@ def _tolerance(text: str) -> float:
 
 def check_reproduction(runs, tolerance: float) -> int:
     """The linked cells beyond ``tolerance`` on stdout; 1 if any, else 0."""
-    links, mismatches = match_reported(build_table(runs), load_paper_tables())
+    table = build_table(runs)
+    for message in table.rejected:
+        print(f'error: {message}', file=sys.stderr)
+    links, mismatches = match_reported(table, load_paper_tables())
     for line in check_lines(links, tolerance):
         print(line)
     for mismatch in mismatches:  # same-protocol cells only are compared
@@ -56,7 +59,7 @@ def check_reproduction(runs, tolerance: float) -> int:
     if not links:
         print(f'warning: no measured cell under {" ".join(runs)} is the same experiment as a paper row (a run of a '
               'config that vitbench/results/paper_results.yaml names, with its variant and epochs)', file=sys.stderr)
-    return 1 if beyond(links, tolerance) else 0
+    return 2 if table.rejected else 1 if beyond(links, tolerance) else 0
 
 
 def main(argv=None) -> int:
@@ -86,7 +89,9 @@ def main(argv=None) -> int:
     if args.out:
         print(f'leaderboard: {len(table.rows)} rows, {len(table.columns)} measured columns -> {args.out}',
               file=sys.stderr)
-    return 0
+    for message in table.rejected:  # the board of the others is written; each file left out is named
+        print(f'error: {message}', file=sys.stderr)
+    return 2 if table.rejected else 0
 
 
 if __name__ == '__main__':

@@ -7,6 +7,7 @@
 import argparse
 import os.path as osp
 
+from backbones.checkpoint import read_checkpoint
 from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
@@ -26,9 +27,30 @@ def main(argv=None):
         raise ConfigError(f"checkpoint file '{args.checkpoint}' not found")
     cfg = load_config(args)
     cfg.load_from, cfg.resume = args.checkpoint, False
+    record_the_tested_training(cfg, args.checkpoint)
     if args.tta:
         use_tta(cfg)
     build_runner(cfg).test()
+
+
+def record_the_tested_training(cfg, checkpoint: str) -> None:
+    """result.json reports the weights tested, not the config's schedule: for a pre-training config, the epochs
+    the checkpoint trained (mmengine's ``meta['epoch']``), or a vitbench backbone.pth's own ``meta['pretrain']``;
+    the config's where the checkpoint does not say, with a line that says so. (A test of a 2-epoch checkpoint
+    with a 40-epoch config used to join the 40-epoch row of the leaderboard.)"""
+    experiment = cfg.get('experiment') or {}
+    if experiment.get('task') != 'pretrain' or not isinstance(experiment.get('pretrain'), dict):
+        return  # a downstream config: its record names the backbone weights it started from (their own meta)
+    content = read_checkpoint(checkpoint, mmap=True)
+    meta = (content.get('meta') if isinstance(content, dict) else None) or {}
+    by_epoch = (cfg.get('train_cfg') or {}).get('by_epoch', True)
+    if isinstance(meta.get('pretrain'), dict):
+        cfg.experiment.pretrain = dict(experiment['pretrain'], **meta['pretrain'])
+    elif by_epoch and isinstance(meta.get('epoch'), int):
+        cfg.experiment.pretrain.epochs = meta['epoch']
+    else:
+        print(f"{checkpoint}: its metadata does not say how many epochs it trained; result.json records the "
+              f"config's {experiment['pretrain'].get('epochs')}", flush=True)
 
 
 def use_tta(cfg) -> None:

@@ -15,6 +15,7 @@ from vitbench.engine.compile import (BACKBONE, EagerOptimizerStep, compile_backb
                                      keep_data_preprocessor_eager, use_fused_adamw)
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.engine.run_cost import meter_of
+from vitbench.experiment.config_checks import empty_epoch_problem, training_problems
 from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
@@ -47,6 +48,9 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     cfg = load_config(args)
+    problems = training_problems(cfg)
+    if problems:
+        raise ConfigError(f'{args.config}: {problems[0]}')
     if args.resume == 'auto':
         cfg.resume, cfg.load_from = True, None
     elif args.resume is not None:
@@ -66,6 +70,11 @@ def main(argv=None):
         # mmengine compiles the whole train_step when the key is set
         cfg.compile = None if scope == BACKBONE else compile_options
     runner = build_runner(cfg)
+    # built here rather than in runner.train(), to be checked first: a schedule converted to iterations would
+    # otherwise stop on an assertion naming neither batch nor dataset size
+    problem = empty_epoch_problem(runner.train_dataloader)
+    if problem:
+        raise ConfigError(f'{args.config}: {problem}')
     if scope == BACKBONE:
         compile_backbone(runner, {} if compile_options is True else dict(compile_options))
     elif scope is not None:

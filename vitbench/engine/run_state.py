@@ -150,16 +150,21 @@ class RunStateHook(Hook):
     # ------------------------------------------------------------------------------- the work dir
 
     def before_run(self, runner) -> None:
-        if not _is_training(runner) or runner.rank != 0:
+        if runner.rank != 0:
             return
+        # a test takes the lock too: run in a training's work dir, it would overwrite that training's result.json
         self._lock = FolderLock(runner.work_dir, RUN_LOCK)
         try:
             dead = self._lock.acquire()
         except FolderInUse as e:
             self._lock = None
-            _refuse(f'another training runs here: {e}; wait for it to end, or stop it')
+            _refuse(f'another training runs here: {e}; wait for it to end, or stop it' if _is_training(runner) else
+                    f'a run works here: {e}; test when it has ended (it writes result.json here too), or give '
+                    'another --work-dir')
         if dead:
             runner.logger.warning(f'took over {self._lock.path} from {dead}, which is no longer running')
+        if not _is_training(runner):
+            return
         for name in remove_unfinished_writes(runner.work_dir):
             runner.logger.warning(f'removed an unfinished write of a killed process: {name}')
         if runner._resume and runner._load_from is None:  # --resume without a path: mmengine's pointer
@@ -223,7 +228,11 @@ class RunStateHook(Hook):
             set_rng_state(states['process'])
             runner.logger.info(f'random states restored as they were at iteration {iteration}')
 
-        if isinstance(loop, IterBasedTrainLoop):
+        at_end = (loop.iter >= loop.max_iters if isinstance(loop, IterBasedTrainLoop)
+                  else runner.epoch >= loop.max_epochs)
+        if at_end:  # nothing is fetched any more: what follows (the last validation, the export) draws from them now
+            restore()
+        elif isinstance(loop, IterBasedTrainLoop):
             loop.dataloader_iterator = _RestoreBeforeFetch(loop.dataloader_iterator, loop.iter, restore)
         else:
             self._pending = restore

@@ -176,3 +176,27 @@ def _warmups_longer_than_the_run(cfg) -> List[str]:
                             f'the run ({length_key}={length}): shorten it (--cfg-options param_scheduler.{i}.end=N, '
                             f'and the begin of the scheduler that follows it) or train longer')
     return problems
+
+
+def training_problems(cfg) -> List[str]:
+    """What makes ``cfg`` unfit to *train* (tools/train.py; tools/test.py evaluates any of them): a learning rate
+    that is not positive would leave the weights as they are, and the run would record them as trained."""
+    optimizer = (cfg.get('optim_wrapper') or {}).get('optimizer') or {}
+    lr = optimizer.get('lr') if isinstance(optimizer, dict) else None
+    if isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr <= 0:
+        return [f'optim_wrapper.optimizer.lr is {lr}: nothing would train, and the untrained weights would be recorded '
+                "as trained; expected > 0. A linear probe of a frozen backbone is model.trainable='linear' (only the "
+                'head trains); evaluating weights as they are is tools/test.py']
+    return []
+
+
+def empty_epoch_problem(loader, key: str = 'train_dataloader') -> Optional[str]:
+    """A built training dataloader that yields no batch an epoch: mmengine would train 0 iterations and record the
+    result, or stop on an assertion that names neither the batch nor the dataset size."""
+    if len(loader) > 0:
+        return None
+    size, batch = len(loader.dataset), loader.batch_size
+    if size == 0:
+        return f'{key}: its dataset ({type(loader.dataset).__name__}) holds no samples'
+    return (f'{key}: {size} samples in batches of {batch} with drop_last=True make no batch an epoch (per process); '
+            f'lower {key}.batch_size to at most {size} or set {key}.drop_last=False')

@@ -28,6 +28,7 @@ import subprocess
 from typing import Dict, Optional
 
 from mmengine.hooks import Hook
+from mmengine.runner import EpochBasedTrainLoop
 
 from backbones import create_model
 from backbones.variants import VARIANTS
@@ -41,6 +42,7 @@ from vitbench.results.schema import DIVERGED, TASKS
 
 # Metric families that toolboxes report as fractions (mmdet's COCO AP); everything else is in percent.
 _FRACTION_PREFIXES = ('coco/',)
+_LAST_VALIDATION = 'vitbench_last_validation'  # runner checkpoints' meta: the metrics a resumed run reports
 _REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
@@ -169,12 +171,15 @@ def write_result(work_dir: str, record: dict) -> str:
 class ResultRecorderHook(Hook):
     """Writes ``work_dir/result.json`` after training (last validation + final loss) and after testing; drives
     the run's cost meter (started before the run, images counted per training iteration, totals carried in
-    runner checkpoints)."""
+    runner checkpoints). The last validation's metrics travel in runner checkpoints too, and a run resumed after
+    its last iteration runs the validation it missed: killed anywhere between the last checkpoint and its
+    result.json, a resumed run records what the run that never stopped would have."""
 
     priority = 'LOWEST'  # after the other hooks have logged and saved
 
     def __init__(self):
         self._metrics: Dict[str, float] = {}
+        self._validated_at: Optional[int] = None  # training iterations done when the last validation ran
 
     def before_run(self, runner) -> None:
         experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
@@ -183,18 +188,39 @@ class ResultRecorderHook(Hook):
 
     def after_load_checkpoint(self, runner, checkpoint) -> None:
         meter_of(runner).loaded(checkpoint)
+        last = (checkpoint.get('meta') or {}).get(_LAST_VALIDATION)
+        if isinstance(last, dict):  # the validation before the checkpoint: a resumed run reports it as its own
+            self._metrics, self._validated_at = dict(last['metrics']), last['iter']
 
     def before_train(self, runner) -> None:
         meter_of(runner).resume_if_resumed(runner)  # runner.iter is the resumed one by now
+        if self._missed_last_validation(runner):
+            runner.logger.info('resumed after the last training iteration, before the validation that follows it: '
+                               'validating now, as the run that never stopped did')
+            runner.val_loop.run()
+
+    def _missed_last_validation(self, runner) -> bool:
+        """A run resumed from the checkpoint of its last iteration (killed before the validation mmengine runs
+        after it, or while exporting or recording) would end without that validation's metrics. mmengine's loops
+        validate after the last iteration whenever there is a validation loop and the run reaches ``val_begin``."""
+        loop = runner.train_loop
+        end = loop.max_epochs if isinstance(loop, EpochBasedTrainLoop) else loop.max_iters
+        done = runner.epoch >= loop.max_epochs if isinstance(loop, EpochBasedTrainLoop) else runner.iter >= end
+        return (done and runner.val_loop is not None and end >= loop.val_begin
+                and self._validated_at != runner.iter)
 
     def before_train_iter(self, runner, batch_idx, data_batch=None) -> None:
         meter_of(runner).count(data_batch)  # before, so that the checkpoint after this iteration counts it
 
     def before_save_checkpoint(self, runner, checkpoint) -> None:
         meter_of(runner).saving(runner, checkpoint)
+        if self._validated_at is not None:  # plain numbers: the checkpoint policy's safe loader reads them back
+            checkpoint.setdefault('meta', {})[_LAST_VALIDATION] = dict(iter=int(self._validated_at), metrics={
+                k: float(v) for k, v in self._metrics.items() if isinstance(v, numbers.Real)})
 
     def after_val_epoch(self, runner, metrics=None) -> None:
         self._metrics = dict(metrics or {})
+        self._validated_at = runner.iter
 
     def after_train(self, runner) -> None:
         metrics = dict(self._metrics)

@@ -368,6 +368,12 @@ class PipelineRunner:
             self.say(f'{counter} {stage.id}: FAILED: {cause}{e}')
             return StageResult(stage.id, 'failed', time.time() - start, detail=cause + str(e))
         metric = f'{len(table.rows)} rows, {len(table.conflicts)} conflicts'
+        if table.rejected:  # written without them; a result.json nobody can read is no result to pass over
+            for message in table.rejected:
+                self.say(f'{counter} {stage.id}: left out {message}')
+            detail = f'{len(table.rejected)} result files left out (above)'
+            self.say(f'{counter} {stage.id}: FAILED: {detail} -> {", ".join(outputs.values())}')
+            return StageResult(stage.id, 'failed', time.time() - start, metric, detail=detail)
         if spec.get('expect'):
             expectations = expectations_from(spec['expect'], stage.id)
             if self.pipeline.left_out:  # e.g. MAE for a PatchConvNet: no row to check, which is no broken promise

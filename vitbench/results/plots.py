@@ -1,8 +1,14 @@
-"""Plots of the leaderboard for its HTML page: matplotlib figures (Agg canvas, no pyplot state) as PNG bytes."""
+"""Plots of the leaderboard for its HTML page: matplotlib figures (Agg canvas, no pyplot state) as PNG bytes.
+
+Every text is drawn as written: names come from result.json files, and a '$' in one would start matplotlib's
+mathtext (a recipe named ``$\\undefined{x$`` stopped the whole page); the public functions draw with
+``text.parse_math`` off."""
+import functools
 import io
 import math
 from typing import TYPE_CHECKING, List, Sequence, Tuple
 
+import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -12,6 +18,15 @@ if TYPE_CHECKING:  # only for the annotation: baseline.py imports nothing of the
     from .baseline import Deltas
 
 Plot = Tuple[str, bytes]  # title, PNG
+
+
+def _literal_text(draw):
+    """``draw`` with matplotlib's mathtext off for every text it makes (labels, titles, annotations)."""
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        with matplotlib.rc_context({'text.parse_math': False}):
+            return draw(*args, **kwargs)
+    return drawn
 
 
 def row_labels(rows: Sequence[Row]) -> List[str]:
@@ -109,6 +124,7 @@ def pareto_plot(table: Table) -> Plot:
     return title, _png(fig)
 
 
+@_literal_text
 def delta_plot(deltas: 'Deltas', table: Table) -> Plot:
     """Per column, the Δ of each row against the baseline with its 95 % interval; filled: significant."""
     columns = [c for c in table.columns if any((i, c) in deltas.values for i in range(len(deltas.pairs)))]
@@ -130,6 +146,7 @@ def delta_plot(deltas: 'Deltas', table: Table) -> Plot:
     return title, _png(fig)
 
 
+@_literal_text
 def measured_plots(table: Table) -> List[Plot]:
     """mIoU vs GFLOPs, bars per kind of measurement (transfer, detection, ImageNet) that has values, then each
     metric against its device-hours when the runs recorded their cost."""
@@ -148,6 +165,7 @@ def measured_plots(table: Table) -> List[Plot]:
     return plots
 
 
+@_literal_text
 def paper_plots(tables: Sequence[Table]) -> List[Plot]:
     """mIoU vs GFLOPs of the paper tables that give both (e.g. DeiT III ADE20k, GFLOPs of the whole model)."""
     plots = []

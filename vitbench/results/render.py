@@ -213,6 +213,9 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
     if any(row.diverged for row in measured.rows):
         out += ['', '## Diverged runs (no number)', '']
         out += [f'- {line}' for line in diverged_lines(measured)]
+    if measured.rejected:
+        out += ['', '## Result files left out', '']
+        out += [f'- {_md_cell(message)}' for message in measured.rejected]
     if figures:
         out += ['', '## Figures', ''] + [f'- `{title}`' for title, _ in figures]
     if paper:
@@ -242,7 +245,7 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
         columns += [c for c in table.columns if c not in columns]
     columns.sort(key=Column.sort_key)
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator='\n')
+    writer = _SafeCsvWriter(buf)
     metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS))]
     delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
     linked, unlinked = match_reported(measured, paper)
@@ -285,6 +288,27 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                              number(row.pretrain_hours), number(row.total_hours), number(row.peak_mem_MB),
                              len(row.runs) if is_measured else '', '; '.join(best), row.note])
     return buf.getvalue()
+
+
+class _SafeCsvWriter:
+    """csv.writer whose text cells cannot run as spreadsheet formulas (CSV injection): text beginning with
+    = + - @ or a tab / carriage return (a backbone, recipe or dataset name from a result.json) gets a leading
+    apostrophe, as OWASP advises; numbers ('-0.5') are written as they are."""
+
+    def __init__(self, buf):
+        self._writer = csv.writer(buf, lineterminator='\n')
+
+    @staticmethod
+    def _cell(value):
+        if isinstance(value, str) and value.startswith(('=', '+', '-', '@', '\t', '\r')):
+            try:
+                float(value)
+            except ValueError:
+                return "'" + value
+        return value
+
+    def writerow(self, row) -> None:
+        self._writer.writerow([self._cell(v) for v in row])
 
 
 # ---------------------------------------------------------------------------------------------- html
@@ -363,6 +387,10 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     if any(row.diverged for row in measured.rows):
         parts.append('<h2 class="warning">Diverged runs (no number)</h2><ul>')
         parts += [f'<li class="warning">{e(line)}</li>' for line in diverged_lines(measured)]
+        parts.append('</ul>')
+    if measured.rejected:
+        parts.append('<h2 class="warning">Result files left out</h2><ul>')
+        parts += [f'<li class="warning">{e(message)}</li>' for message in measured.rejected]
         parts.append('</ul>')
     if plots and measured.rows:
         charts = measured_plots(measured)

@@ -171,6 +171,7 @@ class Table:
     title: str = ''
     note: str = ''
     id: str = ''
+    rejected: List[str] = field(default_factory=list)  # measured: why each result file left out was, one line each
 
     def best(self, column: Column) -> Optional[float]:
         """The highest value of ``column`` when at least two rows have one (a single value is no ranking)."""
@@ -231,6 +232,14 @@ def _img_size(value) -> bool:
         isinstance(value, list) and len(value) == 2 and all(_integer(v) and v > 0 for v in value))
 
 
+def _count(value) -> bool:
+    return _integer(value) and value >= 0
+
+
+# the metrics the leaderboard shows, all percentages (result.json stores COCO's AP as percent too)
+_PERCENT_METRICS = {task: {metric for metric, _ in metrics} for task, metrics in HEADLINE_METRICS.items()}
+
+
 def _object(value) -> bool:
     return isinstance(value, dict)
 
@@ -250,6 +259,8 @@ def read_result(path: str) -> dict:
         raise LeaderboardError(f'{path}: cannot be read: {e.strerror or e}') from e
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise LeaderboardError(f'{path}: not valid JSON: {e}') from e
+    except RecursionError:  # a hostile or broken file: json nests one Python frame per level
+        raise LeaderboardError(f'{path}: nested too deeply to be a result.json') from None
     if not isinstance(record, dict):
         raise LeaderboardError(f'{path}: expected a JSON object with the result.json keys, got {type(record).__name__}')
 
@@ -267,7 +278,7 @@ def read_result(path: str) -> dict:
     need('backbone', str, 'a named backbone variant')
     pretrain = need('pretrain', dict, 'an object {"recipe": str, "epochs": int|null, "checkpoint": ...}')
     need('recipe', str, 'the pre-training recipe name, e.g. "mae"', pretrain, 'pretrain.')
-    _optional(path, 'pretrain.epochs', pretrain.get('epochs'), _integer, 'an integer or null')
+    _optional(path, 'pretrain.epochs', pretrain.get('epochs'), _count, 'a whole number >= 0 or null')
     _optional(path, 'pretrain.finetune', pretrain.get('finetune'), _object, 'an object or null')
     _optional(path, 'pretrain.keep_blocks', pretrain.get('keep_blocks'), _integer, 'an integer or null')
     _optional(path, 'pretrain.data', pretrain.get('data'), lambda v: isinstance(v, str),
@@ -283,9 +294,14 @@ def read_result(path: str) -> dict:
         if not math.isfinite(value):  # JSON's NaN / Infinity: a diverged or broken run, not a score to rank
             raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a finite number (did the "
                                    'run diverge? rerun it, or delete this result.json)')
+        if name in _PERCENT_METRICS.get(task, ()) and not 0 <= value <= 100:
+            raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a percentage in [0, 100]")
+        if name == 'skipped_images' and not _count(value):
+            raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a whole number >= 0")
     for key in ('params_M', 'gflops'):
-        if record.get(key) is not None and not _number(record[key]):
-            raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a number or null")
+        if record.get(key) is not None and not (_number(record[key]) and math.isfinite(record[key])
+                                                and record[key] >= 0):
+            raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a number >= 0 or null")
     for key in ('eval', 'created'):
         if record.get(key) is not None and not isinstance(record[key], str):
             raise LeaderboardError(f"{path}: key '{key}' is {record[key]!r}, expected a string")
@@ -474,7 +490,12 @@ def _row_price(row: Row, records: List[dict]) -> None:
 
 def build_table(paths: Sequence[str]) -> Table:
     """The measured table from every result.json under ``paths`` (see the module docstring)."""
-    records = [(path, read_result(path)) for path in find_results(paths)]
+    records, rejected = [], []
+    for path in find_results(paths):  # every bad file is named, and the board of the good ones still made
+        try:
+            records.append((path, read_result(path)))
+        except LeaderboardError as e:
+            rejected.append(str(e))
     by_row: Dict[RowKey, List[dict]] = collections.defaultdict(list)
     row_paths: Dict[RowKey, List[str]] = collections.defaultdict(list)
     cells: Dict[Tuple[RowKey, Column], List[Entry]] = collections.defaultdict(list)
@@ -507,4 +528,4 @@ def build_table(paths: Sequence[str]) -> Table:
     conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key(),
                                   -1 if c.seed is None else c.seed))
     columns = sorted_columns(c for r in ordered for c in [*r.values, *r.diverged])
-    return Table(ordered, columns, conflicts, title='Measured', id='measured')
+    return Table(ordered, columns, conflicts, title='Measured', id='measured', rejected=rejected)
