@@ -12,6 +12,7 @@ from typing import List, Optional
 from mmengine.dataset import BaseDataset
 
 from vitbench.registry import DATASETS
+from vitbench.sample_error import prepare_named
 
 from .imagenet_subsets import read_subset
 from .transforms import STAND_IN_IF_UNREADABLE
@@ -75,6 +76,9 @@ class ImageNet(BaseDataset):
         return folders
 
     def prepare_data(self, idx: int):
+        return prepare_named(self, idx, self._prepare)  # an unreadable sample is named, in one line
+
+    def _prepare(self, idx: int):
         info = self.get_data_info(idx)
         if self.test_mode:  # an unreadable image under LoadImage(skip_corrupt=True) gets a stand-in, not None
             info[STAND_IN_IF_UNREADABLE] = True

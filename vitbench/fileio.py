@@ -9,10 +9,12 @@ so the leaderboard and the pipeline can use it without importing torch.
 """
 import contextlib
 import datetime
+import errno
 import fcntl
 import os
 import os.path as osp
 import re
+import shutil
 import socket
 import tempfile
 from typing import BinaryIO, Dict, Iterator, List, Optional
@@ -23,10 +25,31 @@ _TMP_SUFFIX = '.tmp'
 _UNFINISHED = re.compile(r'^\..+\.[a-z0-9_]{8}' + re.escape(_TMP_SUFFIX) + '$')  # mkstemp's 8 random characters
 
 
+class WriteError(OSError):
+    """A file that could not be written whole (disk full, quota, I/O error): the message names the file, how much
+    of it was written and what is free there."""
+
+
+_WRITE_FAILURES = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
+def _write_failure(error: BaseException) -> Optional[OSError]:
+    """The OSError of a failed write behind ``error``: itself, or what torch.save's RuntimeError ('[enforce fail at
+    inline_container.cc] unexpected pos') swallowed from the file object (its ``__context__``)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in _WRITE_FAILURES:
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
 @contextlib.contextmanager
 def atomic_open(path: str) -> Iterator[BinaryIO]:
     """``with atomic_open(path) as f: f.write(...)``: a binary file that replaces ``path`` only when the block
-    ends without an exception. The temporary file is hidden (``.name.XXXX.tmp``) and removed on failure."""
+    ends without an exception. The temporary file is hidden (``.name.XXXX.tmp``) and removed on failure; a write
+    that fails for want of space (or an I/O error) raises :class:`WriteError` naming ``path``."""
     path = os.fspath(path)
     folder = osp.dirname(osp.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -38,10 +61,17 @@ def atomic_open(path: str) -> Iterator[BinaryIO]:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
+        written = osp.getsize(tmp) if osp.exists(tmp) else 0
         if osp.exists(tmp):
             os.remove(tmp)
-        raise
+        failure = _write_failure(e)
+        if failure is None:
+            raise
+        free = shutil.disk_usage(folder).free
+        raise WriteError(failure.errno, f'{path} could not be written: {failure.strerror} ({written} bytes written '
+                         f'when it failed, {free} bytes free in {folder} now); free space or write elsewhere '
+                         '(--work-dir), then run again (--resume continues a training)') from e
 
 
 def atomic_write_bytes(data: bytes, path: str) -> None:

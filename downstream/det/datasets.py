@@ -17,6 +17,7 @@ from mmdet.datasets import CocoDataset as _MMDetCocoDataset
 from mmengine.logging import print_log
 
 from vitbench.registry import DATASETS
+from vitbench.sample_error import prepare_named
 
 # The image folders of the 2017 release and their annotation files (the configs' data_prefix and ann_file).
 SPLITS = ('train2017', 'val2017')
@@ -41,6 +42,9 @@ class CocoDataset(_MMDetCocoDataset):
     def __init__(self, *args, skip_invalid_annotations: bool = False, **kwargs):
         self.skip_invalid_annotations = skip_invalid_annotations
         super().__init__(*args, **kwargs)
+
+    def prepare_data(self, idx):
+        return prepare_named(self, idx, super().prepare_data)  # an unreadable sample is named, in one line
 
     def load_data_list(self):
         if not osp.isfile(self.ann_file):

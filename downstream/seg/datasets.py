@@ -11,6 +11,7 @@ from PIL import Image
 from mmseg.datasets import ADE20KDataset as _MMSegADE20KDataset
 
 from vitbench.registry import DATASETS
+from vitbench.sample_error import prepare_named
 
 NUM_CLASSES = len(_MMSegADE20KDataset.METAINFO['classes'])  # 150; label map value k is class k - 1, 0 is ignored
 # The split folders under images/ and annotations/ (the configs' data_prefix), and the word their file names
@@ -28,6 +29,9 @@ LAYOUT = f"""\
 @DATASETS.register_module(name='ADE20KDataset')
 class ADE20KDataset(_MMSegADE20KDataset):
     """``type='vitbench.ADE20KDataset'``: same arguments and behaviour as mmseg's ``ADE20KDataset``."""
+
+    def prepare_data(self, idx):
+        return prepare_named(self, idx, super().prepare_data)  # an unreadable sample is named, in one line
 
     def load_data_list(self):
         folders = [self.data_prefix.get(k) for k in ('img_path', 'seg_map_path')]

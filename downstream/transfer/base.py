@@ -14,6 +14,7 @@ from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
 from pretrain.data import DatasetLayoutError
+from vitbench.sample_error import prepare_named
 
 
 class TransferDataset(BaseDataset):
@@ -34,6 +35,9 @@ class TransferDataset(BaseDataset):
 
     def load_split(self) -> Tuple[Sequence[str], List[dict]]:
         raise NotImplementedError
+
+    def prepare_data(self, idx):
+        return prepare_named(self, idx, super().prepare_data)  # an unreadable sample is named, in one line
 
     def load_data_list(self) -> List[dict]:
         if not osp.isdir(self.data_root):

@@ -19,7 +19,9 @@ from downstream.backbone_swap import swap_backbone
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.experiment.config_checks import config_problems
 from vitbench.experiment.divergence import TrainingDiverged
+from vitbench.fileio import WriteError
 from vitbench.results.schema import DIVERGED_EXIT_STATUS
+from vitbench.sample_error import SampleError, one_line
 
 
 class ConfigError(Exception):
@@ -160,13 +162,18 @@ def build_runner(cfg):
 
 
 def run_main(main) -> None:
-    """Call ``main()``; a ConfigError, or a checkpoint that cannot be used (damaged, of another model, with
-    non-finite weights), becomes one message on stderr and exit status 2; a training whose loss stopped being
-    finite (:class:`~vitbench.experiment.divergence.TrainingDiverged`) one line and exit status 3."""
+    """Call ``main()``; a ConfigError, a checkpoint that cannot be used (damaged, of another model, with non-finite
+    weights), a data sample that cannot be read (:class:`~vitbench.sample_error.SampleError`) or a file that cannot
+    be written (disk full: :class:`~vitbench.fileio.WriteError`) becomes one message on stderr and exit status 2;
+    a training whose loss stopped being finite (:class:`~vitbench.experiment.divergence.TrainingDiverged`) one
+    line and exit status 3."""
     try:
         main()
     except (ConfigError, CheckpointError) as e:
         print(f'error: {e}', file=sys.stderr)
+        sys.exit(2)
+    except (SampleError, WriteError) as e:  # a file that cannot be read or written: named, one line
+        print(f'error: {one_line(e) if isinstance(e, SampleError) else e}', file=sys.stderr)
         sys.exit(2)
     except TrainingDiverged as e:
         print(f'error: {e}', file=sys.stderr)
