@@ -108,3 +108,25 @@ def test_a_full_disk_during_a_checkpoint_names_the_file_and_the_space(tmp_path, 
     message = str(error.value)
     assert f'{path} could not be written: No space left on device (' in message and 'bytes free in' in message
     assert error.value.errno == errno.ENOSPC and not list(tmp_path.iterdir())  # nothing half-written left
+
+
+def test_a_coco_box_outside_its_image_stops_training_without_a_traceback(tmp_path):
+    """The annotation check named the file, but from inside the Runner: a traceback, exit status 1."""
+    pytest.importorskip('mmcv.ops')
+    import json
+    assert demo_data.generate(demo_data.select(['coco']), str(tmp_path), scale='tiny', log=lambda m: None) == []
+    root = tmp_path / 'coco'
+    ann = root / 'annotations' / 'instances_train2017.json'
+    coco = json.loads(ann.read_text())
+    image = coco['images'][0]
+    box = next(a for a in coco['annotations'] if a['image_id'] == image['id'])
+    box['bbox'] = [image['width'] + 50, image['height'] + 50, 30, 30]
+    ann.write_text(json.dumps(coco))
+    options = [f'{loader}.dataset.data_root={root}/' for loader in ('train_dataloader', 'val_dataloader')]
+    options.append(f'val_evaluator.ann_file={root}/annotations/instances_val2017.json')
+    result = subprocess.run([sys.executable, 'tools/train.py', 'configs/demo/maskrcnn_demo.py', '--work-dir',
+                             str(tmp_path / 'run'), '--cfg-options', *options], cwd=REPO, capture_output=True,
+                            text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert result.returncode == 2 and 'Traceback' not in result.stderr, result.stderr[-3000:]
+    assert (f'error: configs/demo/maskrcnn_demo.py: {ann}: annotations that mmdet would drop silently:'
+            in result.stderr) and 'bbox lies outside its image' in result.stderr

@@ -70,9 +70,15 @@ def main(argv=None):
         # mmengine compiles the whole train_step when the key is set
         cfg.compile = None if scope == BACKBONE else compile_options
     runner = build_runner(cfg)
-    # built here rather than in runner.train(), to be checked first: a schedule converted to iterations would
-    # otherwise stop on an assertion naming neither batch nor dataset size
-    problem = empty_epoch_problem(runner.train_dataloader)
+    # the data built here rather than in runner.train(), to be checked first: a dataset that cannot be read (its
+    # layout, its annotations) is said without a traceback, and a schedule converted to iterations would otherwise
+    # stop on an assertion naming neither batch nor dataset size
+    try:
+        loader = runner.train_dataloader
+        runner.val_loop  # noqa: B018 - builds the validation data and metric too (None without validation)
+    except (ValueError, OSError) as e:  # the readers' layout and annotation errors name the file and the fix
+        raise ConfigError(f'{args.config}: {e}') from None
+    problem = empty_epoch_problem(loader)
     if problem:
         raise ConfigError(f'{args.config}: {problem}')
     if scope == BACKBONE:
