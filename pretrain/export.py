@@ -153,8 +153,8 @@ class BackboneExportHook(Hook):
         origin, origin_hours = origin_of(experiment, runner.cfg)
         hours = meter_of(runner).totals(runner)['device_hours'] + (origin_hours or 0.0)
         if experiment.get('task', 'pretrain') == 'pretrain':
-            return dict(pretrain=dict(recipe=self._recipe, epochs=trained_epochs(runner), **pretraining_of(experiment)),
-                        device_hours=hours)
+            pretrain = dict(recipe=self._recipe, epochs=trained_epochs(runner), **pretraining_of(experiment))
+            return dict(pretrain=pretrain, device_hours=hours)
         origin.pop('checkpoint', None)
         model = self._model(runner)
         origin['finetune'] = dict(mode=getattr(model, 'trainable', 'all').replace('all', 'full'),

@@ -180,6 +180,7 @@ class ResultRecorderHook(Hook):
     def __init__(self):
         self._metrics: Dict[str, float] = {}
         self._validated_at: Optional[int] = None  # training iterations done when the last validation ran
+        self._loaded = None  # (iteration, last validation) of the runner checkpoint loaded, until before_train
 
     def before_run(self, runner) -> None:
         experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
@@ -188,12 +189,16 @@ class ResultRecorderHook(Hook):
 
     def after_load_checkpoint(self, runner, checkpoint) -> None:
         meter_of(runner).loaded(checkpoint)
-        last = (checkpoint.get('meta') or {}).get(_LAST_VALIDATION)
-        if isinstance(last, dict):  # the validation before the checkpoint: a resumed run reports it as its own
-            self._metrics, self._validated_at = dict(last['metrics']), last['iter']
+        meta = checkpoint.get('meta') or {}
+        self._loaded = (meta.get('iter'), meta.get(_LAST_VALIDATION))
 
     def before_train(self, runner) -> None:
         meter_of(runner).resume_if_resumed(runner)  # runner.iter is the resumed one by now
+        iteration, last = self._loaded or (None, None)
+        self._loaded = None
+        if runner.iter and iteration == runner.iter and isinstance(last, dict):
+            # resumed (not weights loaded with load_from): the validation before the checkpoint is this run's too
+            self._metrics, self._validated_at = dict(last['metrics']), last['iter']
         if self._missed_last_validation(runner):
             runner.logger.info('resumed after the last training iteration, before the validation that follows it: '
                                'validating now, as the run that never stopped did')
