@@ -116,11 +116,16 @@ def test_resume_when_last_checkpoint_names_a_missing_file_says_so(tmp_path, monk
     assert f'last_checkpoint names {tmp_path / "iter_6.pth"}, which does not exist' in log_of(result)
 
 
-def test_killed_after_the_last_checkpoint_before_its_validation_resume_records_the_same_metrics(tmp_path,
-                                                                                                monkeypatch):
-    """Issue 35.1: killed after the checkpoint of the last iteration and before the validation that follows it,
-    the resumed run used to end without any validation metric in result.json (the loop had nothing left to run).
-    It validates then, and a run resumed later on reports the validation its checkpoint was saved after."""
+# where a run is killed after its last training iteration: before the validation that follows the last checkpoint
+# (after iteration 8), or while writing result.json (the 5th fsync of the run: the 4 checkpoints come first)
+AFTER_THE_LAST_CHECKPOINT = dict(before_validation=dict(kill_at_iter=8), writing_the_record=dict(kill_in_fsync=5))
+
+
+@pytest.mark.parametrize('where', list(AFTER_THE_LAST_CHECKPOINT))
+def test_killed_after_the_last_checkpoint_resume_records_the_same_metrics(where, tmp_path, monkeypatch):
+    """Issue 35.1: killed after the checkpoint of the last iteration (before the validation that follows it, or
+    while recording), the resumed run used to end without any validation metric in result.json (the loop had
+    nothing left to run). It validates then, from the random states of the checkpoint."""
     config = tmp_path / 'toy_experiment.py'
     config.write_text(f"_base_ = [{str(RUNS['iters'][0])!r}]\n"
                       "experiment = dict(task='transfer', dataset='cifar10', backbone='vit_demo_patch8_64')\n")
@@ -128,7 +133,7 @@ def test_killed_after_the_last_checkpoint_before_its_validation_resume_records_t
     try:
         straight = train('experiment', tmp_path / 'straight', monkeypatch=monkeypatch)
         assert straight.returncode == 0, straight.stderr[-3000:]
-        killed = train('experiment', tmp_path / 'run', monkeypatch=monkeypatch, kill_at_iter=8)
+        killed = train('experiment', tmp_path / 'run', monkeypatch=monkeypatch, **AFTER_THE_LAST_CHECKPOINT[where])
         assert killed.returncode == KILLED and not (tmp_path / 'run' / 'result.json').exists()
         resumed = train('experiment', tmp_path / 'run', '--resume', monkeypatch=monkeypatch)
     finally:
