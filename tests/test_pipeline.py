@@ -467,7 +467,7 @@ def test_leaderboard_passes_its_baseline_only_when_set(tmp_path, monkeypatch):
 
     def write_leaderboard(runs, outputs, paper=True, **kwargs):  # the renderer, as the pipeline calls it
         calls.append(kwargs)
-        return types.SimpleNamespace(rows=[], conflicts=[])
+        return types.SimpleNamespace(rows=[], conflicts=[], rejected=[])
 
     monkeypatch.setattr(render, 'write_leaderboard', write_leaderboard)
     board = dict(name='leaderboard', kind='leaderboard', depends_on=['a'], formats=['md'])

@@ -46,6 +46,9 @@ CHAIN = {
     'pretrain/deit3_huge_in21k_90e': None,
     **{f'pretrain/deit3_{s}_in21k_90e': None for s in ('base', 'large')},  # the thesis' default, Table 6.12's †
     **{f'finetune/deit3_{s}_in21k_90e_ft_in1k': f'pretrain/deit3_{s}_in21k_90e' for s in ('base', 'large')},
+    # Table 6.12's † @384 / @320: the same 21k model fine-tuned on 1k at the row's resolution
+    'finetune/deit3_base_in21k_90e_ft_in1k_384': 'pretrain/deit3_base_in21k_90e',
+    'finetune/deit3_large_in21k_90e_ft_in1k_320': 'pretrain/deit3_large_in21k_90e',
     **{f'finetune/deit3_{s}_in21k_ft_in1k': f'pretrain/deit3_{s}_in21k_240e' for s in ('small', 'base', 'large')},
     'finetune/deit3_huge_in21k_ft_in1k': 'pretrain/deit3_huge_in21k_90e',
 }
