@@ -8,8 +8,8 @@ run has it, and a hook that kills its own process with SIGKILL where the environ
 * ``FaultHook``, from the environment:
   ``VITBENCH_FAULT_KILL_AT_ITER=K``: SIGKILL after iteration K (after that iteration's checkpoint, if any);
   ``VITBENCH_FAULT_KILL_IN_FSYNC=N``: SIGKILL inside the N-th ``os.fsync`` of the training, i.e. while the
-  atomic writer holds a complete ``.NAME.XXXX.tmp`` that it has not yet renamed (a checkpoint is 2 writes:
-  the ``.pth``, then ``last_checkpoint``);
+  atomic writer holds a complete ``.NAME.XXXX.tmp`` that it has not yet renamed (a checkpoint is one fsync, its
+  ``.pth``; ``result.json`` of the toy experiment of 4 checkpoints is the 5th);
   ``VITBENCH_FAULT_SLEEP=S``: sleep S seconds per iteration, so that a test can interrupt a run midway.
 """
 import json
