@@ -163,3 +163,36 @@ def test_testing_a_checkpoint_records_its_own_epochs_and_waits_for_a_training_in
         lock.release()
     assert busy.returncode == 2 and 'error: a run works here: ' in busy.stderr and 'Traceback' not in busy.stderr
     assert not (tmp_path / 'busy' / 'result.json').exists()
+
+
+def test_killed_while_exporting_the_backbone_resume_gives_the_same_record(data_root, tmp_path):
+    """Issue 35.1: killed while writing backbone.pth (after the last checkpoint and its validation), the resumed run
+    used to end with a result.json of its loss only. It validates again from the checkpoint's random states: the
+    same metrics as the run that never stopped, and the same exported weights."""
+    config = tmp_path / 'sup_faults.py'
+    config.write_text(f"_base_ = [{str(REPO / 'configs/demo/sup_demo.py')!r}]\n"
+                      "custom_imports = dict(imports=['toy_faults'], allow_failed_imports=False)\n"
+                      "custom_hooks = [dict(type='BackboneExportHook'), dict(type='FaultHook')]\n")
+    options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader') for key in (
+        f'dataset.data_root={data_root}', 'num_workers=0', 'persistent_workers=False', 'dataset.indices=40')]
+    options += ['train_dataloader.batch_size=8', 'val_dataloader.batch_size=10', 'train_cfg.max_epochs=1',
+                'train_cfg.val_interval=1', 'default_hooks.checkpoint.interval=1']
+    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=os.pathsep.join(
+        [str(REPO / 'tests' / 'toy_fixtures'), os.environ.get('PYTHONPATH', '')]))
+
+    def run(work_dir, *extra, **faults):
+        return subprocess.run([sys.executable, 'tools/train.py', str(config), '--work-dir', str(work_dir), *extra,
+                               '--cfg-options', *options], cwd=REPO, capture_output=True, text=True, timeout=600,
+                              env=dict(env, **{f'VITBENCH_FAULT_{k.upper()}': str(v) for k, v in faults.items()}))
+    straight = run(tmp_path / 'straight')
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    killed = run(tmp_path / 'run', kill_in_fsync=2)  # epoch_1.pth, then backbone.pth
+    assert killed.returncode == -9 and not (tmp_path / 'run' / 'result.json').exists()
+    assert not (tmp_path / 'run' / 'backbone.pth').exists()
+    resumed = run(tmp_path / 'run', '--resume')
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    records = [json.loads((tmp_path / d / 'result.json').read_text()) for d in ('straight', 'run')]
+    assert records[0]['metrics'] == records[1]['metrics'] and 'top1' in records[0]['metrics']
+    weights = [torch.load(tmp_path / d / 'backbone.pth', weights_only=False)['state_dict'] for d in ('straight', 'run')]
+    for name, value in weights[0].items():
+        torch.testing.assert_close(weights[1][name], value, rtol=0, atol=0)
