@@ -10,6 +10,7 @@ import inspect
 import numbers
 from typing import Iterable, List, Optional
 
+from mmengine.dataset import InfiniteSampler
 from mmengine.registry import LOOPS
 from mmengine.runner import Runner
 
@@ -192,8 +193,9 @@ def training_problems(cfg) -> List[str]:
 
 def empty_epoch_problem(loader, key: str = 'train_dataloader') -> Optional[str]:
     """A built training dataloader that yields no batch an epoch: mmengine would train 0 iterations and record the
-    result, or stop on an assertion that names neither the batch nor the dataset size."""
-    if len(loader) > 0:
+    result, or stop on an assertion that names neither the batch nor the dataset size. (An endless sampler, as
+    iteration-based configs may use, has no epoch to be empty.)"""
+    if isinstance(getattr(loader, 'sampler', None), InfiniteSampler) or len(loader) > 0:
         return None
     size, batch = len(loader.dataset), loader.batch_size
     if size == 0:
