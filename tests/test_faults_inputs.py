@@ -253,6 +253,12 @@ def test_experiment_key_typos_are_refused(toy, tmp_path, capsys):
     assert "experiment.pretrain.epoch: not a key of experiment.pretrain" in err and "did you mean 'epochs'?" in err
 
 
+def test_a_leaderboard_of_no_result_is_refused_not_a_board_of_paper_rows(tmp_path, capsys):
+    """Issue 33: a folder without any result.json gave exit 0 and the paper tables alone."""
+    assert tool('leaderboard').main([str(tmp_path)]) == 2
+    assert f'error: no result.json under {tmp_path}' in capsys.readouterr().err
+
+
 @pytest.mark.parametrize('value', ['NaN', 'Infinity', '-Infinity'])
 def test_the_leaderboard_refuses_non_finite_metrics(tmp_path, capsys, value):
     path = tmp_path / 'run' / 'result.json'
@@ -312,11 +318,15 @@ def test_an_epoch_based_warm_up_is_compared_in_epochs(tmp_path):
 
 @pytest.mark.parametrize('argv', [
     lambda blocked: ['tools/pipeline.py', 'configs/pipelines/demo.py', '--work-dir', blocked / 'run', '--dry-run'],
-    lambda blocked: ['tools/leaderboard.py', FIXTURES, '--out', blocked / 'board.md'],
+    lambda blocked: ['tools/leaderboard.py', blocked.parent / 'runs', '--out', blocked / 'board.md'],
 ], ids=['pipeline', 'leaderboard'])
 def test_an_unwritable_output_is_one_line(tmp_path, argv):
     blocked = tmp_path / 'a_file'
     blocked.write_text('')  # a folder under a file cannot be made, even by root
+    (tmp_path / 'runs').mkdir()  # one result to tabulate (a folder without any is refused before writing)
+    (tmp_path / 'runs' / 'result.json').write_text(json.dumps(dict(
+        task='seg', dataset='ade20k', backbone='vit_demo_patch8_64', pretrain=dict(recipe='mae', epochs=6),
+        metrics=dict(mIoU=41.5), eval='ss')))
     result = run_tool(*argv(blocked))
     assert result.returncode == 2 and 'Traceback' not in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and str(blocked) in result.stderr

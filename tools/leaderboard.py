@@ -17,7 +17,7 @@ import sys
 from vitbench.results.paper import load_paper_tables
 from vitbench.results.reproduction import beyond, check_lines, match_reported
 from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
-from vitbench.results.table import LeaderboardError, build_table
+from vitbench.results.table import LeaderboardError, build_table, find_results
 
 
 def parse_args(argv=None):
@@ -65,6 +65,10 @@ def check_reproduction(runs, tolerance: float) -> int:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        if not find_results(args.runs):  # a board of paper rows alone would look like an answer
+            print(f'error: no result.json under {" ".join(args.runs)} (expected the work dirs of runs, e.g. '
+                  'work_dirs/demo, or result.json files)', file=sys.stderr)
+            return 2
         if args.check_reproduction is not None:
             return check_reproduction(args.runs, args.check_reproduction)
         fmt = args.format or (format_of(args.out) if args.out else 'md')
@@ -81,8 +85,6 @@ def main(argv=None) -> int:
         print(f'error: cannot write the leaderboard to {args.out or "stdout"}: {e.strerror or e} '
               '(choose another --out)', file=sys.stderr)
         return 2
-    if not table.rows:
-        print(f'warning: no result.json under {" ".join(args.runs)}', file=sys.stderr)
     for c in table.conflicts:
         print(f'warning: conflicting runs for {" / ".join(map(str, c.row))}, {c.column.label}: '
               + ', '.join(f'{e.value:.2f} ({e.path})' for e in c.entries), file=sys.stderr)
