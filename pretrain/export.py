@@ -75,10 +75,9 @@ def origin_of(experiment: dict, cfg) -> Tuple[dict, Optional[float]]:
     hours = meta.get('device_hours')
     hours = float(hours) if isinstance(hours, numbers.Real) and not isinstance(hours, bool) else None
     keep = _keep_blocks(cfg)  # only the first k pre-trained blocks loaded (MAE-lite's keep-first-k experiment)
-    if experiment.get('task') == 'pretrain' and experiment.get('pretrain'):
-        return dict(experiment['pretrain'], **pretraining_of(experiment), **keep), hours
-    if experiment.get('pretrain'):
-        return dict(experiment['pretrain'], **keep), hours
+    if experiment.get('pretrain'):  # a pre-training run also says what else sets it apart
+        own = pretraining_of(experiment) if experiment.get('task') == 'pretrain' else {}
+        return dict(experiment['pretrain'], **own, **keep), hours
     if checkpoint is None:
         return dict(recipe='scratch', epochs=0, checkpoint=None), None
     pretrain = dict(recipe='unknown', epochs=None)

@@ -27,7 +27,7 @@ from typing import Dict, Optional
 import numpy as np
 import torch
 from mmengine.hooks import Hook
-from mmengine.runner import BaseLoop, IterBasedTrainLoop
+from mmengine.runner import BaseLoop, EpochBasedTrainLoop, IterBasedTrainLoop
 from mmengine.runner.checkpoint import find_latest_checkpoint
 from torch.utils.data import get_worker_info
 
@@ -129,6 +129,12 @@ def _refuse(message: str) -> None:
     raise SystemExit(2)
 
 
+def training_done(runner) -> bool:
+    """The training loop has nothing left to run: a run resumed from the checkpoint of its last iteration."""
+    loop = runner.train_loop
+    return runner.epoch >= loop.max_epochs if isinstance(loop, EpochBasedTrainLoop) else runner.iter >= loop.max_iters
+
+
 def _is_training(runner) -> bool:
     # Runner.train() builds its loop before before_run; test() and val() leave the train loop a config.
     return isinstance(runner._train_loop, BaseLoop)
@@ -228,9 +234,7 @@ class RunStateHook(Hook):
             set_rng_state(states['process'])
             runner.logger.info(f'random states restored as they were at iteration {iteration}')
 
-        at_end = (loop.iter >= loop.max_iters if isinstance(loop, IterBasedTrainLoop)
-                  else runner.epoch >= loop.max_epochs)
-        if at_end:  # nothing is fetched any more: what follows (the last validation, the export) draws from them now
+        if training_done(runner):  # nothing is fetched any more: the last validation and the export draw from them
             restore()
         elif isinstance(loop, IterBasedTrainLoop):
             loop.dataloader_iterator = _RestoreBeforeFetch(loop.dataloader_iterator, loop.iter, restore)

@@ -148,17 +148,21 @@ def build_runner(cfg):
     saves and loads its checkpoints under the checkpoint policy, which this installs."""
     install_checkpoint_policy()
     cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.RunStateHook')]  # lock, exact resume
-    if not any(h.get('type', '').endswith('DivergenceHook') for h in cfg.custom_hooks):
-        cfg.custom_hooks = [*cfg.custom_hooks, dict(type='vitbench.DivergenceHook')]  # a NaN loss stops the run
-    if cfg.get('experiment') and not any(h.get('type', '').endswith('ResultRecorderHook')
-                                         for h in cfg.get('custom_hooks', [])):
-        cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.ResultRecorderHook')]
+    _add_hook_unless_listed(cfg, 'DivergenceHook')  # a non-finite loss stops the run
+    if cfg.get('experiment'):
+        _add_hook_unless_listed(cfg, 'ResultRecorderHook')
     try:
         if 'runner_type' in cfg:
             return RUNNERS.build(cfg)
         return Runner.from_cfg(cfg)
     except Exception as e:
         raise ConfigError(f"config '{cfg.filename}' failed to build: {type(e).__name__}: {e}") from e
+
+
+def _add_hook_unless_listed(cfg, name: str) -> None:
+    """Append ``vitbench.<name>`` to ``custom_hooks`` unless the config lists it (with its own arguments)."""
+    if not any(h.get('type', '').endswith(name) for h in cfg.custom_hooks):
+        cfg.custom_hooks = [*cfg.custom_hooks, dict(type=f'vitbench.{name}')]
 
 
 def run_main(main) -> None:

@@ -35,6 +35,7 @@ from backbones.variants import VARIANTS
 from backbones.complexity import count_flops, count_params
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
+from vitbench.engine.run_state import training_done
 from vitbench.experiment.protocol import protocol_of
 from vitbench.registry import HOOKS
 from vitbench.fileio import atomic_write_text
@@ -154,11 +155,19 @@ def record_divergence(runner, where: dict) -> str:
     shows such a run as diverged, never as a number. Returns its path ('' when nothing is recorded)."""
     if not runner.cfg.get('experiment'):
         return ''  # a config that records nothing (no experiment dict)
+    return record_run(runner, {}, training=True, status=DIVERGED, diverged=where)
+
+
+def record_run(runner, metrics: Dict[str, float], training: bool, **extra) -> str:
+    """Stop the run's cost meter and write its ``result.json`` (rank 0; ``extra`` keys added to the record);
+    returns its path ('' on other ranks)."""
     meter = meter_of(runner)
     meter.stop()
+    if runner.rank != 0:
+        return ''
     seed = None if runner.seed is None else int(runner.seed)
-    record = dict(build_record(runner.cfg, {}, seed, meter.cost(runner, True)), status=DIVERGED, diverged=where)
-    return write_result(runner.work_dir, record) if runner.rank == 0 else ''
+    record = dict(build_record(runner.cfg, metrics, seed, meter.cost(runner, training)), **extra)
+    return write_result(runner.work_dir, record)
 
 
 def write_result(work_dir: str, record: dict) -> str:
@@ -210,8 +219,7 @@ class ResultRecorderHook(Hook):
         validate after the last iteration whenever there is a validation loop and the run reaches ``val_begin``."""
         loop = runner.train_loop
         end = loop.max_epochs if isinstance(loop, EpochBasedTrainLoop) else loop.max_iters
-        done = runner.epoch >= loop.max_epochs if isinstance(loop, EpochBasedTrainLoop) else runner.iter >= end
-        return (done and runner.val_loop is not None and end >= loop.val_begin
+        return (training_done(runner) and runner.val_loop is not None and end >= loop.val_begin
                 and self._validated_at != runner.iter)
 
     def before_train_iter(self, runner, batch_idx, data_batch=None) -> None:
@@ -238,11 +246,6 @@ class ResultRecorderHook(Hook):
         self._record(runner, dict(metrics or {}), training=False)
 
     def _record(self, runner, metrics: Dict[str, float], training: bool) -> None:
-        meter = meter_of(runner)
-        meter.stop()
-        if runner.rank != 0:
-            return
-        seed = None if runner.seed is None else int(runner.seed)
-        record = build_record(runner.cfg, metrics, seed, meter.cost(runner, training))
-        path = write_result(runner.work_dir, record)
-        runner.logger.info(f'result written to {path}')
+        path = record_run(runner, metrics, training)
+        if path:
+            runner.logger.info(f'result written to {path}')
