@@ -16,7 +16,9 @@ teacher included), MFU (``vitbench/engine/mfu.py``: 6 x MACs per image, 2 x for 
 the peak memory of a step that creates its gradients and optimizer state (a fresh AdamW), plus the weights: on
 CPU the process's resident-memory increase (median of three readings), on CUDA the allocator's. Ratios
 ``pretrain/<pair>/<dtype>/step``, ``.../peak_memory`` and ``.../flops`` (model FLOPs per step, computed, beside
-the measured step ratio).
+the measured step ratio). With ``--profile`` each row also has ``profile``: the step's device time by kind
+(matmul, attention, normalization, fused ...; ``vitbench/engine/kernel_profile.py``), which says where a step
+costs more than its FLOPs.
 
 Only the models of the pair being measured are alive, and each is built from its class (no registry search, so
 no ``locations`` import the detection and segmentation glue): the suite needs neither mmseg nor mmdet.
@@ -28,6 +30,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import torch
 from torch import nn
 
+from vitbench.engine.kernel_profile import format_breakdown, kernel_breakdown
 from vitbench.engine.mfu import mfu, train_flops
 from vitbench.engine.step_meter import PeakRSS, autocast, peak_memory_mb, synchronize, time_side_by_side
 
@@ -187,6 +190,8 @@ def bench_pretrain(args, peaks: Dict[str, float], datasheet: float = None) -> Tu
         for dtype in args.dtypes:
             steps = {k: _train_step(c, x, samples, device, dtype) for k, (_, c) in models.items()}
             secs = time_side_by_side(steps, args.rounds, args.iters, device, args.clock, args.warmup)
+            breakdown = {k: kernel_breakdown(step, device) for k, step in steps.items()} \
+                if getattr(args, 'profile', False) else {}
             del steps
             key = f'pretrain/{pair}/{dtype}'
             ratios[f'{key}/step'] = secs[other][0] / secs[base][0]
@@ -206,7 +211,9 @@ def bench_pretrain(args, peaks: Dict[str, float], datasheet: float = None) -> Tu
                     mfu=mfu(macs[k][0], batch, fastest, peaks.get(dtype), frozen_macs=macs[k][1]),
                     mfu_datasheet=mfu(macs[k][0], batch, fastest, datasheet if dtype != 'fp32' else None,
                                       frozen_macs=macs[k][1]),
-                    peak_mem_mb=mem[k]))
+                    peak_mem_mb=mem[k], profile=breakdown.get(k)))
+                if k in breakdown:
+                    print(f'  {k} {dtype}, device time per step: {format_breakdown(breakdown[k])}', flush=True)
             if mem[base] and mem[other]:
                 ratios[f'{key}/peak_memory'] = mem[other] / mem[base]
             print(f'  {pair} {dtype}: {other} {1e3 * secs[other][0]:.1f} ms vs {base} {1e3 * secs[base][0]:.1f} ms '

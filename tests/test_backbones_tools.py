@@ -54,13 +54,15 @@ def test_benchmark_pretrain_suite_on_cpu(tmp_path):
     mode runs the same model)."""
     path = tmp_path / 'pretrain.json'
     _tool('benchmark').main(['pretrain', '--quick', '--pairs', 'mae_vs_supervised,attn_vs_full_ft', '--dtypes', 'fp32',
-                             '--device', 'cpu', '--threads', '1', '--json', str(path)])
+                             '--device', 'cpu', '--threads', '1', '--profile', '--json', str(path)])
     result = json.loads(path.read_text())
     assert [(r['pair'], r['impl']) for r in result['rows']] == [
         ('mae_vs_supervised', 'supervised'), ('mae_vs_supervised', 'mae'),
         ('attn_vs_full_ft', 'full_ft'), ('attn_vs_full_ft', 'attn_ft')]
     for row in result['rows']:
         assert row['ms_per_iter'] > 0 and row['mfu'] > 0 and row['gmacs'] > 0 and row['peak_mem_mb'] > 0
+        # --profile: the step's time by kind, most of it in the matrix products of a ViT
+        assert max(row['profile']['ms_per_step'], key=row['profile']['ms_per_step'].get) == 'matmul'
     ratios = result['ratios']
     assert set(ratios) == {f'pretrain/{pair}/fp32/{what}' for pair in ('mae_vs_supervised', 'attn_vs_full_ft')
                            for what in ('step', 'flops', 'peak_memory')}

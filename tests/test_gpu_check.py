@@ -30,3 +30,17 @@ def test_the_gpu_check_reports_each_step_and_what_its_budget_left_out(tmp_path):
     second = check(tmp_path, '--steps', 'env')  # a check run in parts keeps the earlier parts' steps
     assert second.returncode == 0, second.stdout
     assert [s['name'] for s in json.loads((tmp_path / 'gpu_check.json').read_text())['steps']] == ['env']
+
+
+def test_the_report_shows_each_profiled_step_by_kind():
+    """With the pretrain steps' ``--profile``, the Markdown report has one line per profiled step, its kinds in
+    the order of their time (the JSON rows as the benchmark writes them)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('gpu_check', REPO / 'tools' / 'gpu_check.py')
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    row = dict(model='deit_base_patch16_224', impl='mae_b', mode='train step', dtype='bf16', batch=256,
+               ms_per_iter=58.6, profile=dict(ms_per_step={'matmul': 22.8, 'fused': 11.0}, total_ms=33.8, top=[]))
+    lines = gpu_check.markdown(dict(machine=dict(cpu_count=16, python='3.12'), steps=[], skipped=[], ratios={},
+                                    rows={'bench_pretrain_compiled': [row]}, demo={}))
+    assert '- bench_pretrain_compiled, mae_b (58.6 ms): matmul 22.8 ms (67 %), fused 11.0 ms (33 %)' in lines

@@ -272,6 +272,8 @@ def parse_args(argv=None):
     parser.add_argument('--threads', type=int, help='torch intra-op threads (default: torch\'s choice)')
     parser.add_argument('--clock', choices=sorted(CLOCKS), default='wall',
                         help='CPU: time rounds by the wall clock or by the process CPU time (shared machines)')
+    parser.add_argument('--profile', action='store_true', help='pretrain: also profile each step and print its '
+                        'device time by kind (matmul, attention, normalization, fused, copy ...)')
     parser.add_argument('--quick', action='store_true', help='batch 2, one round: a smoke run')
     args = parser.parse_args(argv)
     try:

@@ -8,7 +8,7 @@ Steps, each a command of the suite with its own time limit, its log in OUT/STEP.
   env                        tools/env_check.py: versions, the GPU, mmcv's CUDA ops running there
   bench_backbones(_compiled) tools/benchmark.py backbones: vitbench vs timm, fwd+bwd, bf16, MFU (eager, --compile)
   bench_pretrain(_compiled)  tools/benchmark.py pretrain: MAE-B vs supervised ViT-B, distilled MAE, MAE-lite Tiny,
-                             attention-only vs full fine-tuning (eager, --compile)
+                             attention-only vs full fine-tuning (eager, --compile), each step's device time by kind
   bench_dense                tools/benchmark.py dense: an UperNet ViT-B step with --amp beside mmseg's own ViT in
                              the same UperNet, and a Mask R-CNN ViT-B step with --amp (mmcv's CUDA ops)
   demo                       tools/pipeline.py configs/pipelines/demo.py --jobs 8: the whole demo, its stages side by
@@ -33,6 +33,8 @@ from typing import List
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 PY = sys.executable
+sys.path.insert(0, REPO)
+from vitbench.engine.kernel_profile import format_breakdown  # noqa: E402  (torch only)
 
 
 @dataclass
@@ -50,7 +52,7 @@ def steps(out: str) -> List[Step]:
 
     # wall time on one H200, building and compiling included: 25 s, 53 s, 93 s, 126 s (with mmcv compiling beside them)
     backbones = ['--models', 'deit3_base_patch16_224', '--batch', '256', '--modes', 'fwd+bwd']
-    pretrain = ['--batch', '256']
+    pretrain = ['--batch', '256', '--profile']  # each step's device time by kind, too
     compiled_pairs = ['--pairs', 'mae_b_vs_supervised_b,attn_vs_full_ft']
     # one epoch of the demo's supervised pre-training (40 steps), compiled, in bf16: 33-40 s on an H200
     train_options = ['train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'experiment.pretrain.epochs=1']
@@ -147,6 +149,11 @@ def markdown(data: dict) -> List[str]:
             lines.append(f'| {r.get("model")} | {r.get("impl")} | {r.get("mode")} | {r.get("dtype")} | '
                          f'{r.get("batch")} | {_fmt(r.get("img_per_s"))} | {_fmt(r.get("ms_per_iter"))} | '
                          f'{_fmt(r.get("peak_mem_mb"))} | {mfu} |')
+    profiled = [(step, r) for step, rows in data['rows'].items() for r in rows if r.get('profile')]
+    if profiled:
+        lines += ['', '**device time per step, by kind** (`--profile`)', '']
+        lines += [f'- {step}, {r["impl"]} ({_fmt(r.get("ms_per_iter"))} ms): {format_breakdown(r["profile"])}'
+                  for step, r in profiled]
     demo = data['demo']
     if demo:
         lines += ['', f'**demo**: {demo["seconds"] / 60:.1f} min with --jobs {demo["jobs"]}', '']
