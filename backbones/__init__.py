@@ -4,17 +4,18 @@ ResMLP and PatchConvNet.
     from backbones import create_model, list_models
     model = create_model('deit3_base_patch16_224', checkpoint='deit_3_base_224_1k.pth')
 
-Importing the package registers ``vitbench.VisionTransformer``, ``vitbench.CaiT``, ``vitbench.ResMLP`` and
-``vitbench.PatchConvNet`` for mmseg / mmdet.
+Importing the package registers ``vitbench.VisionTransformer``, ``vitbench.CaiT``, ``vitbench.ResMLP``,
+``vitbench.PatchConvNet`` and ``vitbench.TimmBackbone`` (any timm model: ``timm:NAME``) for mmseg / mmdet.
 """
 from .cait import CaiT
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .dense import CaiTBackbone, PatchConvNetBackbone, ResMLPBackbone, ViTBackbone
-from .factory import create_model, get_variant, list_models
+from .factory import create_model, family_of, get_variant, list_models
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
+from .timm_backbones import TimmBackbone
 from .vit import VisionTransformer
 
-__all__ = ['create_model', 'list_models', 'get_variant', 'load_checkpoint', 'save_checkpoint',
+__all__ = ['create_model', 'list_models', 'get_variant', 'family_of', 'TimmBackbone', 'load_checkpoint', 'save_checkpoint',
            'CheckpointError', 'VisionTransformer', 'CaiT', 'ResMLP', 'PatchConvNet', 'ViTBackbone',
            'CaiTBackbone', 'ResMLPBackbone', 'PatchConvNetBackbone']

@@ -1,4 +1,5 @@
-"""``create_model`` / ``list_models``: build a named variant, optionally loading a checkpoint."""
+"""``create_model`` / ``list_models``: build a named variant, optionally loading a checkpoint; ``timm:NAME``
+builds timm's model instead (``backbones/timm_backbones.py``)."""
 import copy
 import difflib
 import fnmatch
@@ -10,6 +11,7 @@ from torch import nn
 from .cait import CaiT
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
+from .timm_backbones import create_timm_model, is_timm_name, timm_model_name
 from .variants import VARIANTS
 from .vit import VisionTransformer
 
@@ -19,6 +21,15 @@ MODEL_CLASSES = {'vit': VisionTransformer, 'cait': CaiT, 'resmlp': ResMLP, 'patc
 def list_models(pattern: str = '*') -> List[str]:
     """Sorted variant names matching a shell-style ``pattern`` (e.g. 'deit3_*')."""
     return sorted(n for n in VARIANTS if fnmatch.fnmatch(n, pattern))
+
+
+def family_of(name: str) -> str:
+    """'vit', 'cait', 'resmlp', 'patchconvnet' for a named variant, 'timm' for ``timm:NAME``; unknown names raise
+    a KeyError listing the closest ones."""
+    if is_timm_name(name):
+        timm_model_name(name)
+        return 'timm'
+    return get_variant(name)['model']
 
 
 def get_variant(name: str) -> dict:
@@ -58,8 +69,11 @@ def create_model(name: str, num_classes: int = 1000, checkpoint: Optional[str] =
 
     ``checkpoint``: a file in any supported format (official DeiT / DeiT III / CaiT / ResMLP / PatchConvNet /
     MAE / MAE-lite, timm, vitbench ``backbone.pth``, mmengine runner checkpoints); see
-    :func:`backbones.load_checkpoint`.
+    :func:`backbones.load_checkpoint`. ``timm:NAME``: timm's model, loaded by timm (``pretrained=True``: from the
+    local Hugging Face cache).
     """
+    if is_timm_name(name):
+        return create_timm_model(name, num_classes=num_classes, checkpoint=checkpoint, **overrides)
     entry = get_variant(name)
     model = MODEL_CLASSES[entry['model']](**variant_kwargs(name, num_classes=num_classes, **overrides))
     model.arch = name

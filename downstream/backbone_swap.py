@@ -3,28 +3,42 @@
 
 Every config keeps its backbone at ``model.backbone`` with ``arch=<named variant>`` and names it in
 ``experiment.backbone``. The swap rewrites both (and the registered type when the family changes: ViT, CaiT,
-ResMLP, PatchConvNet), points ``init_cfg`` at the checkpoint, and then lets the task re-derive what depends on
-the backbone (neck and head widths, ...) through its entry in :data:`ADAPTERS`. Classification tasks
-(pretrain, finetune, transfer) need none: their heads take their width from the backbone they are built with.
+ResMLP, PatchConvNet, or ``TimmBackbone`` for ``timm:NAME``), points ``init_cfg`` at the checkpoint, and then lets
+the task re-derive what depends on the backbone (neck and head widths, ...) through its entry in
+:data:`ADAPTERS`, given the variant's constructor arguments (or, for a timm model, what
+``backbones.timm_backbones.describe`` says of its maps). Classification tasks (pretrain, finetune, transfer)
+need none: their heads take their width from the backbone they are built with.
 """
 import os.path as osp
 from typing import Callable, Dict, Optional
 
-from backbones.factory import get_variant, variant_kwargs
+from backbones.factory import family_of, variant_kwargs
+from backbones.timm_backbones import describe
 
 from .det.swap import adapt_mask_rcnn
 from .seg.swap import adapt_upernet
 
 # experiment.task -> fn(cfg, name, variant_kwargs) updating what depends on the backbone
 ADAPTERS: Dict[str, Callable] = {'seg': adapt_upernet, 'det': adapt_mask_rcnn}
-_FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet'}
+_FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet',
+                 'timm': 'TimmBackbone'}
+# the suite's ViT options a timm model does not share (a Swin's own window_size is another thing)
+_VIT_ONLY = ('window_size', 'global_attn_indexes', 'use_rel_pos', 'final_norm', 'rel_pos_zero_init')
+
+
+def backbone_layout(name: str, backbone: dict) -> dict:
+    """What a task adapter needs of backbone ``name``: a variant's constructor arguments, or what timm's
+    ``feature_info`` says of a timm model built as ``backbone`` asks (its img_size)."""
+    if family_of(name) == 'timm':
+        return describe(name, img_size=backbone.get('img_size'))
+    return variant_kwargs(name)
 
 
 def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None,
                   keep_blocks: Optional[int] = None) -> None:
     """Rewrite ``cfg`` in place to use backbone variant ``name`` and/or weights from ``checkpoint``;
     ``keep_blocks``: load only the first k blocks of those weights (``backbones.checkpoint.load_checkpoint``)."""
-    family = get_variant(name)['model'] if name is not None else None  # unknown names list the valid ones
+    family = family_of(name) if name is not None else None  # unknown names list the valid ones
     if checkpoint is not None and not osp.isfile(checkpoint):
         raise FileNotFoundError(f"--checkpoint '{checkpoint}' not found")
     backbone = cfg.get('model', {}).get('backbone')
@@ -35,10 +49,13 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
             scope = 'vitbench.' if backbone.type.startswith('vitbench.') else ''
             backbone.type = scope + _FAMILY_TYPES[family]
         backbone.arch = name
+        if family == 'timm' and 'type' in backbone:
+            for key in _VIT_ONLY:
+                backbone.pop(key, None)
         cfg.setdefault('experiment', {})['backbone'] = name
         task = cfg.experiment.get('task')
         if task in ADAPTERS:
-            ADAPTERS[task](cfg, name, variant_kwargs(name))
+            ADAPTERS[task](cfg, name, backbone_layout(name, backbone))
     if checkpoint is not None:
         backbone.init_cfg = dict(type='Pretrained', checkpoint=checkpoint)
         experiment = cfg.setdefault('experiment', {})
@@ -49,7 +66,7 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
         if not (isinstance(init_cfg, dict) and init_cfg.get('type') == 'Pretrained'):
             raise ValueError(f'--keep-blocks {keep_blocks}: keeps the first blocks of pre-trained weights, and '
                              'the backbone starts from none: pass --checkpoint PATH')
-        depth = variant_kwargs(backbone.arch).get('depth') if backbone.get('arch') else None
+        depth = backbone_layout(backbone.arch, backbone).get('depth') if backbone.get('arch') else None
         if keep_blocks < 0 or (depth is not None and keep_blocks > depth):
             raise ValueError(f'--keep-blocks {keep_blocks}: expected a number of blocks from 0 to {depth} '
                              f'({backbone.arch} has {depth})')

@@ -53,8 +53,9 @@ DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imag
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])
 TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'pretrain.ssl_transforms',
                                                      'downstream.transfer.transforms'])
-MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'pretrain.classifier', 'pretrain.preprocessor',
-                                           'pretrain.mae', 'pretrain.dmae', 'pretrain.mocov3', 'downstream.det.neck'])
+MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'backbones.timm_backbones', 'pretrain.classifier',
+                                           'pretrain.preprocessor', 'pretrain.mae', 'pretrain.dmae', 'pretrain.mocov3',
+                                           'downstream.det.neck'])
 MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS)
 WEIGHT_INITIALIZERS = _child('weight initializer', MMENGINE_WEIGHT_INITIALIZERS)
 OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS, ['pretrain.optim'])

@@ -75,6 +75,9 @@ def load_model(label: str, path: str, arch: Optional[str] = None, seed: int = 0)
         if arch is None:
             raise ValueError(f'--models {label}: {path} does not record its backbone variant; name it as '
                              f'{label}={path}@ARCH (tools/list_backbones.py lists the variants)')
+    if arch.startswith('timm:'):  # the analyses read the suite's token / attention internals
+        raise ValueError(f'--models {label}: {arch} is a timm model; the analyses (attention maps, tokens, CKA of '
+                         'blocks) run on the suite\'s own backbones (tools/list_backbones.py lists them)')
     get_variant(arch)  # unknown names: the closest valid ones
     for key in ('drop_path_rate', 'drop_rate', 'attn_drop_rate', 'proj_drop_rate'):
         overrides.pop(key, None)  # training-only; eval mode ignores them anyway

@@ -11,7 +11,7 @@ PatchConvNet have no attention), and ResMLP's fixed token grid is built for the 
 """
 from typing import List, Tuple
 
-from backbones.factory import get_variant
+from backbones.factory import family_of
 
 
 STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
@@ -37,6 +37,8 @@ def pyramid_scales(patch_size: int) -> Tuple[float, ...]:
 
 def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
     backbone, neck = cfg.model.backbone, cfg.model.neck
+    if variant.get('kind') == 'hierarchical':
+        return _adapt_hierarchical(cfg, name, variant)
     patch = variant['patch_size']
     scales = pyramid_scales(patch)
     pad = (cfg.model.get('data_preprocessor') or {}).get('pad_size_divisor') or 0
@@ -45,7 +47,7 @@ def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
                          f'config (model.data_preprocessor.pad_size_divisor): use a multiple of {patch}')
     depth = backbone.get('depth') or variant['depth']  # an explicit depth override (tests, ablations) wins
     backbone.out_indices = [depth - 1]                 # the pyramid is built from the last map only
-    family = get_variant(name)['model']
+    family = family_of(name)
     if family in WINDOWED:
         backbone.global_attn_indexes = global_blocks(depth)
     else:
@@ -55,3 +57,15 @@ def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
         backbone.img_size = pad  # every batch is padded to this square
     neck.in_channels = variant['embed_dim']
     neck.scales = list(scales)
+
+
+def _adapt_hierarchical(cfg, name: str, layout: dict) -> None:
+    """A timm model's stages at strides 4-32 into mmdet's FPN (module docstring)."""
+    model = cfg.model
+    pad = (model.get('data_preprocessor') or {}).get('pad_size_divisor') or 0
+    if pad % max(layout['strides']):
+        raise ValueError(f'{name} reaches stride {max(layout["strides"])}, which does not tile the {pad}x{pad} batches of '
+                         f'this config (model.data_preprocessor.pad_size_divisor): use a multiple of it')
+    model.backbone.out_indices = layout['indices']
+    model.neck = dict(type='FPN', in_channels=list(layout['channels']), out_channels=model.neck.out_channels,
+                      num_outs=len(layout['strides']) + 1)  # + the max-pooled stride-64 level the RPN anchors expect

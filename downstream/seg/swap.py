@@ -11,10 +11,15 @@ family is one row of :data:`LAYOUTS`:
   512 for PatchConvNet from S up (Table 5.3's parameter counts are those of 512-channel UperNets);
 - a fixed token grid (ResMLP: its cross-patch layers are sized for one grid, so the backbone is built for
   the config's crops).
+
+A timm model (``timm:NAME``) is laid out by what its ``feature_info`` says: a plain one (one stride, timm's ViTs)
+as the suite's ViT; a hierarchical one (ConvNeXt, Swin, ResNet ...) hands its maps at strides 4, 8, 16, 32
+straight to UperNet, without the rescaling neck, as those models' own UperNet configs do (the head's width
+follows its last map's, by the same rule).
 """
 from typing import List
 
-from backbones.factory import get_variant
+from backbones.factory import family_of
 
 
 def head_channels(embed_dim: int) -> int:
@@ -51,8 +56,11 @@ LAYOUTS = {
 
 
 def adapt_upernet(cfg, name: str, variant: dict) -> None:
+    family = family_of(name)
+    if variant.get('kind') == 'hierarchical':
+        return _adapt_hierarchical(cfg, variant)
     dim, model = variant['embed_dim'], cfg.model
-    levels, channels, fixed_grid = LAYOUTS[get_variant(name)['model']]
+    levels, channels, fixed_grid = LAYOUTS['vit' if family == 'timm' else family]
     preprocessor, patch = model.get('data_preprocessor') or {}, variant['patch_size']
     crop = preprocessor.get('size') or ()
     if any(side % patch for side in crop):
@@ -71,3 +79,18 @@ def adapt_upernet(cfg, name: str, variant: dict) -> None:
     aux = model.get('auxiliary_head') or []
     for aux_head in aux if isinstance(aux, list) else [aux]:
         aux_head.in_channels = dim
+
+
+def _adapt_hierarchical(cfg, layout: dict) -> None:
+    """A timm model's stages at strides 4-32 into UperNet directly (module docstring)."""
+    model, chans = cfg.model, layout['channels']
+    model.backbone.out_indices = layout['indices']
+    model.neck = None  # the maps are already a pyramid
+    preprocessor = model.get('data_preprocessor') or {}
+    if preprocessor.get('test_cfg', {}).get('size_divisor'):
+        preprocessor.test_cfg.size_divisor = max(layout['strides'])
+    head = model.decode_head
+    head.in_channels, head.in_index, head.channels = list(chans), list(range(len(chans))), head_channels(chans[-1])
+    aux = model.get('auxiliary_head') or []
+    for aux_head in aux if isinstance(aux, list) else [aux]:
+        aux_head.in_channels = chans[aux_head.get('in_index', -1)]

@@ -7,17 +7,47 @@ and ``num_layers``. With decay rate d, a backbone parameter's learning rate is
 ``lr``. Weight decay is 0 for 1-D parameters (norms, biases, LayerScale) and the backbone's
 ``no_weight_decay()`` names (position embedding, class/distillation tokens).
 
+A timm model (``timm:NAME``) has no ``get_layer_id``: its layers are timm's own grouping, ``group_matcher``, as
+``timm.optim.param_groups_layer_decay`` reads it (:func:`timm_layer_ids`); a model without one is refused.
+
     optim_wrapper = dict(
         type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-4, weight_decay=0.05),
         constructor='vitbench.LayerDecayOptimWrapperConstructor',
         paramwise_cfg=dict(layer_decay_rate=0.65))         # optional: backbone='backbone' (attribute path)
 """
-from typing import List
+from typing import Callable, Dict, List, Tuple
 
 import torch.nn as nn
 from mmengine.optim import DefaultOptimWrapperConstructor
 
 from vitbench.registry import OPTIM_WRAPPER_CONSTRUCTORS
+
+
+def timm_layer_ids(model: nn.Module) -> Tuple[Dict[str, int], int]:
+    """({parameter name: layer id}, the top id) of a timm model from its ``group_matcher``: 0 for the stem, one id
+    per block or stage, the top one for the final norm and head, as ``timm.optim.param_groups_layer_decay``."""
+    from timm.models import group_parameters
+    if not hasattr(model, 'group_matcher'):
+        raise TypeError(f'{type(model).__name__} defines no group_matcher(): timm cannot say its layers, so layer-wise '
+                        'decay cannot be applied (set paramwise_cfg.layer_decay_rate=1.0)')
+    ids = group_parameters(model, model.group_matcher(coarse=False), reverse=True)
+    return ids, max(ids.values())
+
+
+def _layers_of(backbone: nn.Module, where: str) -> Tuple[Callable[[str], int], int]:
+    """(name -> layer id, the top id) of a vitbench backbone or a timm model."""
+    if hasattr(backbone, 'get_layer_id'):
+        return backbone.get_layer_id, backbone.num_layers + 1
+    if hasattr(backbone, 'group_matcher') or hasattr(backbone, 'pretrained_cfg'):
+        ids, top = timm_layer_ids(backbone)
+
+        def layer_id(name: str) -> int:
+            if name not in ids:  # never a default group by accident
+                raise KeyError(f'{where}.{name}: not in the layer groups of {type(backbone).__name__}.group_matcher()')
+            return ids[name]
+        return layer_id, top
+    raise TypeError(f'{where} ({type(backbone).__name__}) has no get_layer_id() and no timm group_matcher(); '
+                    'layer decay needs a vitbench or timm backbone (set paramwise_cfg.backbone to its path)')
 
 
 @OPTIM_WRAPPER_CONSTRUCTORS.register_module()
@@ -27,11 +57,13 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
         decay_rate = self.paramwise_cfg.get('layer_decay_rate', 1.0)
         path = self.paramwise_cfg.get('backbone', 'backbone')
         backbone = module.get_submodule(path) if path else module
-        if not hasattr(backbone, 'get_layer_id'):
-            raise TypeError(f'{type(module).__name__}.{path} ({type(backbone).__name__}) has no get_layer_id(); '
-                            'layer decay needs a vitbench backbone (set paramwise_cfg.backbone to its path)')
+        try:
+            get_layer_id, top = _layers_of(backbone, f'{type(module).__name__}.{path}')
+        except TypeError:
+            if decay_rate != 1.0:
+                raise
+            get_layer_id, top = (lambda name: 0), 0  # no decay: every parameter at the base rate
         prefix = f'{path}.' if path else ''
-        top = backbone.num_layers + 1
         no_decay_names = set(getattr(backbone, 'no_weight_decay', set)())
 
         groups = {}
@@ -40,7 +72,7 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
                 continue
             in_backbone = name.startswith(prefix)
             local = name[len(prefix):] if in_backbone else name
-            layer_id = backbone.get_layer_id(local) if in_backbone else top
+            layer_id = get_layer_id(local) if in_backbone else top
             no_decay = param.ndim <= 1 or (in_backbone and local in no_decay_names)
             scale = decay_rate ** (top - layer_id)
             group = groups.setdefault((layer_id, no_decay), dict(

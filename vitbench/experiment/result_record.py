@@ -33,6 +33,7 @@ from mmengine.runner import EpochBasedTrainLoop
 from backbones import create_model
 from backbones.variants import VARIANTS
 from backbones.complexity import count_flops, count_params
+from backbones.timm_backbones import default_resolution
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
 from vitbench.engine.run_state import training_done
@@ -86,7 +87,7 @@ def backbone_complexity(name: str, overrides: dict) -> dict:
     """Parameters (M) and GFLOPs of the named backbone at its own resolution, as the leaderboard shows."""
     model = create_model(name, num_classes=0, **overrides)
     try:
-        gflops = count_flops(model, tuple(model.patch_embed.img_size)) / 1e9  # the variant's own resolution
+        gflops = count_flops(model, default_resolution(model)) / 1e9  # the variant's own resolution
     except Exception:  # noqa: BLE001 - an untraceable model still gets its record, without GFLOPs
         gflops = None
     return dict(params_M=count_params(model) / 1e6, gflops=gflops)
