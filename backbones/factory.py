@@ -74,6 +74,10 @@ def create_model(name: str, num_classes: int = 1000, checkpoint: Optional[str] =
     """
     if is_timm_name(name):
         return create_timm_model(name, num_classes=num_classes, checkpoint=checkpoint, **overrides)
+    if overrides.pop('pretrained', False):
+        raise ValueError(f"{name}: pretrained=True: the suite's variants load the official files with "
+                         f"checkpoint=PATH (nothing is downloaded); timm:NAME models read the local Hugging Face "
+                         f"cache with pretrained=True")
     entry = get_variant(name)
     model = MODEL_CLASSES[entry['model']](**variant_kwargs(name, num_classes=num_classes, **overrides))
     model.arch = name

@@ -89,6 +89,8 @@ class ViTFamilyMixin:
         """Blocks, plus class-attention blocks; ``get_layer_id`` returns ids in [0, num_layers + 1]."""
         return len(self.blocks) + len(getattr(self, 'blocks_token_only', None) or ())
 
+    top_layer_names = ('norm', 'fc_norm', 'head', 'head_dist')  # after the blocks: the final norm, pooling, heads
+
     def get_layer_id(self, param_name: str) -> int:
         """0 for the embedding stage (``layer0_names``), i + 1 for ``blocks.i``, depth + j + 1 for
         ``blocks_token_only.j`` (a class token not in ``layer0_names`` joins there too: it only enters the
@@ -107,7 +109,11 @@ class ViTFamilyMixin:
             return len(self.blocks) + int(name.split('.')[1]) + 1
         if top == 'cls_token':
             return len(self.blocks) + 1
-        return self.num_layers + 1
+        if top in self.top_layer_names:
+            return self.num_layers + 1
+        # never the top layer's rate by default: a parameter this rule does not know is a rule to write
+        raise KeyError(f'{param_name}: get_layer_id of {type(self).__name__} knows no layer for it (embeddings '
+                       f'{self.layer0_names}, blocks, top {self.top_layer_names})')
 
     def init_weights(self):
         """mmengine hook: weights are initialised at construction; a ``Pretrained`` init_cfg is loaded here

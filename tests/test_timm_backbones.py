@@ -85,6 +85,9 @@ def test_pretrained_comes_from_the_local_hugging_face_cache_or_says_what_is_miss
 def test_unknown_names_and_unusable_models_say_so_in_one_line():
     with pytest.raises(KeyError, match=r"unknown timm model 'timm:convnxt_tiny'; did you mean timm:convnext_tiny"):
         create_model('timm:convnxt_tiny')
+    with pytest.raises(ValueError, match=r"pretrained=True: the suite's variants load the official files with "
+                                         r"checkpoint=PATH"):
+        create_model('deit3_small_patch16_224', pretrained=True)
     with pytest.raises(TypeError, match='has no forward_intermediates'):
         TimmBackbone(model=torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match=r'out_indices \[7\]: ConvNeXt has 4 feature levels'):

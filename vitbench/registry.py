@@ -46,7 +46,8 @@ RUNNERS = _child('runner', MMENGINE_RUNNERS)
 LOOPS = _child('loop', MMENGINE_LOOPS, ['pretrain.extra_eval'])
 HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'pretrain.mocov3',
                                         'downstream.transfer.hooks', 'vitbench.experiment.result_record',
-                                        'vitbench.experiment.divergence', 'vitbench.engine.run_state'])
+                                        'vitbench.experiment.param_table', 'vitbench.experiment.divergence',
+                                        'vitbench.engine.run_state'])
 DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'pretrain.imagenet21k',
                                                  'downstream.transfer',
                                                  'downstream.seg.datasets', 'downstream.det.datasets'])
