@@ -1,10 +1,11 @@
-# vitbench — every command goes through the project's virtualenv (.venv), created by `make install`.
-PYTHON := .venv/bin/python
+# vitbench — every command goes through the project's environment, created by `make install`: .venv, or the
+# virtualenv / conda environment VITBENCH_VENV names (tools/install.sh installs into it).
+PYTHON := $(or $(VITBENCH_VENV),.venv)/bin/python
 DEMO_DATA := data/demo
 
 .PHONY: install demo test test-demo test-fast bench gpu-check env clean-demo
 
-install:            ## create .venv and install the pinned stack (first time ~10 min: mmcv compiles)
+install:            ## create .venv and install the locked stack, trackers included (first time ~10 min: mmcv compiles)
 	bash tools/install.sh
 
 demo: install       ## the benchmark pipeline on generated demo data -> work_dirs/demo/leaderboard.{md,html}

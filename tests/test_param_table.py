@@ -92,3 +92,32 @@ def test_a_trainable_parameter_outside_every_group_stops_the_run():
     with pytest.raises(ValueError, match=r'2 trainable parameter\(s\) in no optimiser group, which would not train: '
                                          r'1\.weight, 1\.bias'):
         param_table(model, {'optimizer': optimizer})
+
+
+def test_a_training_writes_its_table_beside_result_json(tmp_path):
+    """tools/train.py adds ParamTableHook: the supervised demo recipe's run has param_groups.json, its rows the
+    model's parameters with the recipe's rate (before warm-up) and weight decay."""
+    import json
+    import subprocess
+    import sys
+
+    from vitbench import demo_data
+    datasets = demo_data.select(['imagenet', 'imagenet_v2', 'imagenet_real'])
+    assert demo_data.generate(datasets, str(tmp_path / 'data' / 'demo'), scale='tiny', log=lambda m: None) == []
+    options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader')
+               for key in ('num_workers=0', 'persistent_workers=False', 'batch_size=8')]
+    options += ['train_dataloader.dataset.indices=8', 'val_dataloader.dataset.indices=8', 'train_cfg.max_epochs=1',
+                'train_cfg.val_interval=1', 'experiment.pretrain.epochs=1']
+    done = subprocess.run([sys.executable, str(REPO / 'tools' / 'train.py'), 'configs/demo/sup_demo.py',
+                           '--work-dir', str(tmp_path / 'work'), '--cfg-options', *options], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    rows = json.loads((tmp_path / 'work' / 'param_groups.json').read_text())
+    assert (tmp_path / 'work' / 'result.json').is_file()
+    cfg = Config.fromfile(REPO / 'configs/demo/sup_demo.py')
+    base = cfg.optim_wrapper.optimizer
+    assert all(r['lr'] == pytest.approx(base.lr) and r['trains'] for r in rows)
+    assert {r['weight_decay'] for r in rows} == {0.0, base.weight_decay}
+    by_name = {r['name']: r for r in rows}
+    assert by_name['backbone.blocks.0.norm1.weight']['weight_decay'] == 0.0
+    assert by_name['backbone.blocks.0.attn.qkv.weight']['shape'] == [576, 192]

@@ -685,6 +685,29 @@ def test_demo_pipeline_end_to_end(tmp_path):
     assert 'Metric vs device-hours' in page and 'Δ vs scratch, paired by seed' in page
 
 
+@pytest.mark.slow
+@pytest.mark.demo_pipeline
+def test_zoo_pipeline_ranks_two_timm_backbones_end_to_end(tmp_path):
+    """configs/pipelines/zoo_demo.py: two of timm's tiny models (a ConvNeXt, a ViT) through the demo's four
+    downstream experiments, one leaderboard row each with every column, their size and their price."""
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', 'configs/pipelines/zoo_demo.py',
+                             '--work-dir', str(tmp_path / 'zoo')], cwd=REPO, capture_output=True, text=True,
+                            timeout=3600)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    assert 'leaderboard: ok, 2 rows, 0 conflicts' in result.stdout
+    board = (tmp_path / 'zoo' / 'leaderboard.md').read_text().split('## Paper reference results')[0]
+    header = next(line for line in board.splitlines() if line.startswith('| backbone'))
+    names = [c.strip() for c in header.strip('|').split('|')]
+    rows = {cells[0]: dict(zip(names, cells)) for cells in
+            ([c.strip().strip('*') for c in line.strip('|').split('|')] for line in board.splitlines()
+             if line.startswith('| timm:'))}
+    assert set(rows) == {'timm:test_convnext', 'timm:test_vit'}
+    for row in rows.values():
+        assert all(row[n] != '' for n in names), row  # every column filled: metrics, params, GFLOPs, cost
+        assert row['pretraining'] == 'scratch' and float(row['total dev-h']) > 0
+    assert float(rows['timm:test_convnext']['params (M)']) == pytest.approx(0.2071, abs=1e-4)  # timm's count
+
+
 def test_a_stage_for_some_families_is_left_out_for_others_with_its_dependents(capsys):
     """MAE needs a ViT: with a PatchConvNet the demo leaves out MAE, dMAE and what starts from them, says so,
     and keeps the supervised and scratch stages (the leaderboard depends only on the ones that run)."""

@@ -49,7 +49,8 @@ def _env_check_module():
 
 def test_env_check_from_a_checkout_on_another_torch(monkeypatch, capsys):
     """A GPU image set up by tools/install_offline.sh: vitbench from the checkout (not installed), the image's own
-    torch. The pins come from pyproject.toml; torch differing is said and breaks nothing, mmdet differing does."""
+    torch. The ranges come from pyproject.toml, the tested versions from requirements.lock: a version inside the
+    ranges other than the locked one is said and breaks nothing (torch, timm), one outside them (mmdet) does."""
     import importlib.metadata
     env_check = _env_check_module()
     real_version = importlib.metadata.version
@@ -63,7 +64,10 @@ def test_env_check_from_a_checkout_on_another_torch(monkeypatch, capsys):
     assert env_check.main() == 0
     out = capsys.readouterr().out
     assert 'vitbench     from the checkout' in out and 'torch        2.11.0+cu130  (expected 2.14.1)' in out
-    assert '- torch 2.11.0+cu130 installed, 2.14.1 pinned in pyproject.toml' in out
+    assert '- torch 2.11.0+cu130 installed, 2.14.1 in requirements.lock' in out
+    versions['timm'] = '1.0.99'
+    assert env_check.main() == 0
+    assert '- timm 1.0.99 installed, 1.0.31 in requirements.lock' in capsys.readouterr().out
     versions['mmdet'] = '3.2.0'
     assert env_check.main() == 1
-    assert '- mmdet 3.2.0 installed, 3.3.0 pinned in pyproject.toml' in capsys.readouterr().err
+    assert '- mmdet 3.2.0 installed, vitbench needs mmdet<4,>=3.3.0 (pyproject.toml)' in capsys.readouterr().err

@@ -15,39 +15,58 @@ PACKAGES = {'torch': 'torch', 'torchvision': 'torchvision', 'mmengine': 'mmengin
             'mmseg': 'mmsegmentation', 'mmdet': 'mmdet', 'timm': 'timm', 'pycocotools': 'pycocotools'}
 
 
-def pinned_versions():
-    """The ``==`` pins of pyproject.toml: as the installed vitbench declares them, else (vitbench run from a checkout
-    through PYTHONPATH, as on a GPU image set up by tools/install_offline.sh) as the checkout's pyproject.toml says.
-    Raises PackageNotFoundError when neither is there."""
+# Next to tools/: the repository in a checkout, vitbench/.mim/ in an installed wheel (vitbench/console.py).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOCK = 'requirements.lock'
+
+
+def locked_versions():
+    """The versions of requirements.lock, the set vitbench is tested with ({distribution: version}); {} without it."""
+    path = os.path.join(ROOT, LOCK)
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as f:
+        lines = [line.split('#')[0].strip() for line in f]
+    return {_normal(name): version.strip() for name, sep, version in (line.partition('==') for line in lines) if sep}
+
+
+def declared_requirements():
+    """The requirements vitbench declares (pyproject.toml's ranges): as the installed vitbench declares them, else
+    (vitbench run from a checkout through PYTHONPATH, as on a GPU image set up by tools/install_offline.sh) as the
+    checkout's pyproject.toml says. Raises PackageNotFoundError when neither is there."""
     try:
         requirements = importlib.metadata.requires('vitbench') or []
     except importlib.metadata.PackageNotFoundError:
-        pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'pyproject.toml')
+        pyproject = os.path.join(ROOT, 'pyproject.toml')
         if importlib.util.find_spec('vitbench') is None or not os.path.isfile(pyproject):
             raise
         import tomllib
         with open(pyproject, 'rb') as f:
             requirements = tomllib.load(f)['project']['dependencies']
-        print(f'  vitbench     from the checkout {os.path.dirname(pyproject)} (not installed)')
-    pins = {}
-    for requirement in requirements:
-        name, sep, version = requirement.partition('==')
-        if sep:
-            pins[name.strip()] = version.split(';')[0].strip()
-    return pins
+        print(f'  vitbench     from the checkout {ROOT} (not installed)')
+    from packaging.requirements import Requirement
+    declared = {}
+    for text in requirements:
+        requirement = Requirement(text)
+        if requirement.marker is None or requirement.marker.evaluate({'extra': ''}):  # not an extra's
+            declared[_normal(requirement.name)] = requirement
+    return declared
 
 
-# torch comes with the machine (a GPU node's image keeps its own build: tools/install_offline.sh): another version
-# than the pin works, and is said, but breaks nothing; the other packages are built against it or pinned together.
-NOTED_ONLY = {'torch', 'torchvision'}
+def _normal(name: str) -> str:
+    return name.strip().lower().replace('_', '-')
 
 
 def check_packages(problems, notes):
+    """A version outside pyproject.toml's ranges is a problem; inside them, one other than the locked version works
+    and is noted (a GPU node's image keeps its own torch: tools/install_offline.sh; an existing environment its own
+    versions)."""
     try:
-        pins = pinned_versions()
+        declared = declared_requirements()
     except importlib.metadata.PackageNotFoundError:
-        pins = {}
+        declared = {}
         problems.append('vitbench itself is not installed (run `make install`)')
+    locked = locked_versions()
     for name, dist in PACKAGES.items():
         try:
             importlib.import_module(name)
@@ -56,11 +75,12 @@ def check_packages(problems, notes):
             problems.append(f'{name}: cannot be imported ({type(e).__name__}: {e})')
             print(f'  {name:<12} MISSING')
             continue
-        pinned = pins.get(dist)
+        pinned, requirement = locked.get(dist), declared.get(dist)
         mismatch = pinned is not None and version.split('+')[0] != pinned
-        if mismatch:
-            (notes if dist in NOTED_ONLY else problems).append(
-                f'{dist} {version} installed, {pinned} pinned in pyproject.toml')
+        if requirement is not None and not requirement.specifier.contains(version.split('+')[0], prereleases=True):
+            problems.append(f'{dist} {version} installed, vitbench needs {requirement} (pyproject.toml)')
+        elif mismatch:
+            notes.append(f'{dist} {version} installed, {pinned} in {LOCK}')
         print(f'  {name:<12} {version}' + (f'  (expected {pinned})' if mismatch else ''))
 
 
@@ -135,7 +155,8 @@ def main():
     except Exception as e:  # noqa: BLE001
         problems.append(f'torch cannot report the hardware: {e}')
     if notes:
-        print('\nNOTES (numbers measured with the pins may differ a little):\n' + '\n'.join(f'  - {n}' for n in notes))
+        print('\nNOTES (numbers measured with the locked versions may differ a little):\n'
+              + '\n'.join(f'  - {n}' for n in notes))
     if problems:
         print('\nBROKEN:\n' + '\n'.join(f'  - {p}' for p in problems), file=sys.stderr)
         return 1

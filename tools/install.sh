@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# One-command, idempotent install of vitbench and its pinned OpenMMLab stack into .venv/.
+# One-command, idempotent install of vitbench and its locked OpenMMLab stack into .venv/ (or the environment
+# VITBENCH_VENV names: a virtualenv or conda environment of its own, created as a virtualenv when it does not exist).
+# Every package at its version in requirements.lock (pip constraints); pyproject.toml declares the ranges.
 #
 # Slow only the first time on a machine: mmcv 2.1.0 exists on the registry only as an sdist and must be
 # compiled with its ops (~7.5 min on 2 cores for the CPU). The built wheel is cached outside the repository, so
@@ -18,8 +20,9 @@ VENV="${VITBENCH_VENV:-$ROOT/.venv}"
 WHEELS="${VITBENCH_WHEEL_CACHE:-$HOME/.cache/vitbench/wheels}"
 PY="$VENV/bin/python"
 
-# Pins come from pyproject.toml, e.g. pin torch -> torch==2.14.1.
-pin() { grep -oE "\"$1==[^\"]+\"" "$ROOT/pyproject.toml" | tr -d '"'; }
+# Pins come from the lock file, e.g. pin torch -> torch==2.14.1; every pip install below is held to it (-c).
+LOCK="$ROOT/requirements.lock"
+pin() { grep -iE "^$1==" "$LOCK" || { echo "$1: no version in requirements.lock" >&2; exit 1; }; }
 MMCV_VERSION="$(pin mmcv | cut -d= -f3)"
 
 say() { printf '\033[1m[install]\033[0m %s\n' "$*"; }
@@ -43,7 +46,7 @@ esac
 
 # The stamp covers everything that decides what gets installed.
 stamp_value() {
-    { cat "$ROOT/pyproject.toml" "$ROOT/tools/install.sh" "$ROOT/tools/install_cuda.sh"
+    { cat "$ROOT/pyproject.toml" "$LOCK" "$ROOT/tools/install.sh" "$ROOT/tools/install_cuda.sh"
       echo "cuda=$CUDA_OPS arch=${TORCH_CUDA_ARCH_LIST-}"; } \
         | sha256sum | cut -d' ' -f1
 }
@@ -69,7 +72,7 @@ pip_install --upgrade pip "setuptools<80" wheel
 # What compiling mmcv needs first. The CUDA build of torch runs on CPU; the CPU-only 2.13 wheel has no
 # matching torchvision (DESIGN.md).
 say "installing $(pin torch) $(pin torchvision) (CUDA build, ~5 GB, runs on CPU) and $(pin mmengine)"
-pip_install "$(pin torch)" "$(pin torchvision)" "$(pin mmengine)" ninja
+pip_install -c "$LOCK" "$(pin torch)" "$(pin torchvision)" "$(pin mmengine)" ninja
 
 # What the wheel is built for, and the cache folder of exactly that build.
 TORCH_VERSION="$("$PY" -c 'import torch; print(torch.__version__)')"
@@ -145,8 +148,9 @@ else
     mmcv_ops_work || { echo "mmcv $MMCV_VERSION installed but mmcv.ops does not run; see README troubleshooting" >&2; exit 1; }
 fi
 
-say "installing mmsegmentation, mmdet, timm, the rest of pyproject.toml and vitbench (editable)"
-pip_install -e "$ROOT[test]"
+# the experiment trackers too (--vis-backend; their tests run in make test): ~15 s more the first time
+say "installing mmsegmentation, mmdet, timm, the trackers, the rest of requirements.lock and vitbench (editable)"
+pip_install -c "$LOCK" -e "$ROOT[test,tracking]"
 
 stack_imports || { echo "install finished but the stack does not import; run: $PY tools/env_check.py" >&2; exit 1; }
 stamp_value > "$STAMP"

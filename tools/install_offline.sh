@@ -8,19 +8,21 @@
 #   PYTHON=python3 tools/install_offline.sh WHEELHOUSE                # on the offline one
 #   export PYTHONPATH=$PWD                                            # then: tools/gpu_check.sh, make demo ...
 #
-# The versions are pyproject.toml's pins; mmcv's C++ standard follows the torch found there (c++20 from torch 2.14,
+# The versions are requirements.lock's; mmcv's C++ standard follows the torch found there (c++20 from torch 2.14,
 # c++17 before). For the project's own pinned torch and a registry, use `make install` instead.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
-pin() { grep -oE "\"$1==[^\"]+\"" "$ROOT/pyproject.toml" | tr -d '"'; }
+# name==version from the lock file
+pin() { grep -iE "^$1==" "$ROOT/requirements.lock" || { echo "$1: no version in requirements.lock" >&2; exit 1; }; }
 say() { printf '\033[1m[install-offline]\033[0m %s\n' "$*"; }
 pip_install() { "$PY" -m pip install -q --no-index --no-deps "$@"; }  # install_cuda.sh's name for it
 
 # What such an image lacks (a torch image has the rest): the OpenMMLab stack and what it imports.
-PACKAGES=("$(pin mmengine)" "$(pin mmsegmentation)" "$(pin mmdet)" "$(pin timm)" "$(pin pycocotools)" "$(pin ftfy)"
-          "$(pin submitit)" shapely terminaltables prettytable wcwidth addict yapf termcolor platformdirs)
+PACKAGES=()
+for name in mmengine mmsegmentation mmdet timm pycocotools ftfy submitit shapely terminaltables prettytable wcwidth \
+            addict yapf termcolor platformdirs; do PACKAGES+=("$(pin "$name")"); done
 
 if [[ "${1-}" == --download ]]; then
     dir="${2:?usage: tools/install_offline.sh --download WHEELHOUSE [PYTHON_VERSION]}"

@@ -3,7 +3,7 @@
 mmengine's Runner.
 
     python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp [auto]] [--compile]
-                         [--cfg-options K=V ...]
+                         [--vis-backend tensorboard|wandb|mlflow ...] [--cfg-options K=V ...]
     torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch
 """
 import argparse
@@ -16,7 +16,8 @@ from vitbench.engine.compile import (BACKBONE, EagerOptimizerStep, compile_backb
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.engine.run_cost import meter_of
 from vitbench.experiment.config_checks import empty_epoch_problem, training_problems
-from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
+from vitbench.experiment.cli import (ConfigError, add_common_args, add_tracking_args, build_runner, load_config,
+                                     run_main, use_trackers)
 
 
 def parse_args(argv=None):
@@ -42,12 +43,14 @@ def parse_args(argv=None):
                         help="torch.compile the training step (mmengine's `compile` key; options with --cfg-options "
                         'compile.mode=max-autotune); detection compiles its backbone only. The first iterations '
                         'are slow while it compiles; result.json records it (cost.compiled)')
+    add_tracking_args(parser)
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
     cfg = load_config(args)
+    use_trackers(cfg, args.vis_backends)
     problems = training_problems(cfg)
     if problems:
         raise ConfigError(f'{args.config}: {problems[0]}')

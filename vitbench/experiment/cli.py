@@ -16,9 +16,11 @@ from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import swap_backbone
+from vitbench.console import config_path
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.experiment.config_checks import config_problems
 from vitbench.experiment.divergence import TrainingDiverged
+from vitbench.experiment.tracking import TRACKERS, add_trackers
 from vitbench.fileio import WriteError
 from vitbench.results.schema import DIVERGED_EXIT_STATUS
 from vitbench.sample_error import SampleError, one_line
@@ -29,7 +31,8 @@ class ConfigError(Exception):
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('config', help='config file (mmengine format)')
+    parser.add_argument('config', help='config file (mmengine format), or the name of one shipped with vitbench: '
+                        'its path under configs/, e.g. demo/sup_demo.py')
     parser.add_argument('--work-dir', help='where logs, checkpoints and result.json go '
                         '(default: ./work_dirs/<config name>)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, metavar='KEY=VALUE',
@@ -44,12 +47,32 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0, help=argparse.SUPPRESS)
 
 
+def add_tracking_args(parser: argparse.ArgumentParser) -> None:
+    """``--vis-backend NAME``, repeatable: experiment trackers for a training (:func:`use_trackers`)."""
+    parser.add_argument('--vis-backend', action='append', default=[], choices=sorted(TRACKERS), dest='vis_backends',
+                        metavar='{' + ','.join(TRACKERS) + '}',
+                        help='also log the scalars to this experiment tracker (repeatable), beside scalars.json in '
+                        'WORK_DIR/<time>/vis_data: TensorBoard, W&B (an offline run unless WANDB_MODE is set; wandb '
+                        'sync uploads it) or MLflow (a file store there unless MLFLOW_TRACKING_URI is set). Each is '
+                        "an optional extra: pip install 'vitbench[tracking]'")
+
+
+def use_trackers(cfg, names) -> None:
+    """Add the ``--vis-backend`` trackers to ``cfg``'s visualizer; a missing package is a ConfigError naming its
+    extra."""
+    problems = add_trackers(cfg, names or [])
+    if problems:
+        raise ConfigError('\n'.join(problems))
+
+
 def load_config(args: argparse.Namespace):
     """Read ``args.config``, apply ``--cfg-options``, ``--backbone`` / ``--checkpoint``, ``--work-dir`` and
     ``--launcher``."""
+    args.config = config_path(args.config)  # a path, else a config shipped with vitbench (vitbench/console.py)
     if not osp.isfile(args.config):
         raise ConfigError(f"config file '{args.config}' not found (expected a path to an mmengine config, "
-                          'e.g. configs/upernet_deit3_b.py)')
+                          'e.g. configs/upernet_deit3_b.py, or the name of one shipped with vitbench, e.g. '
+                          'demo/sup_demo.py)')
     try:
         cfg = Config.fromfile(args.config)
     except Exception as e:  # syntax errors, missing _base_ files, ...
@@ -151,6 +174,7 @@ def build_runner(cfg):
     _add_hook_unless_listed(cfg, 'DivergenceHook')  # a non-finite loss stops the run
     if cfg.get('experiment'):
         _add_hook_unless_listed(cfg, 'ResultRecorderHook')
+        _add_hook_unless_listed(cfg, 'ParamTableHook')  # param_groups.json beside result.json
     try:
         if 'runner_type' in cfg:
             return RUNNERS.build(cfg)

@@ -4,10 +4,12 @@ import os.path as osp
 import sys
 from typing import List, Optional, Tuple
 
+from vitbench.console import root
+
 from .gpus import torchrun
 from .spec import Pipeline, PipelineError, Stage
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+REPO = root()  # the folder of tools/: the repository, or its copy shipped with an installed vitbench
 
 
 class _StageRef:
@@ -51,7 +53,8 @@ def _option(value) -> str:
 
 
 def _script(path: str) -> str:
-    """Scripts are found from the working directory first, else in the repository (tools/...)."""
+    """Scripts are found from the working directory first, else in the repository or, installed, among the files
+    shipped with vitbench (tools/...)."""
     if osp.isabs(path) or osp.exists(path):
         return path
     in_repo = osp.join(REPO, path)
@@ -90,6 +93,8 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher:
             argv += ['--checkpoint', resolve(pipeline, stage, spec['checkpoint'])]
         if resume and osp.isfile(osp.join(stage.work_dir, 'last_checkpoint')):
             argv.append('--resume')
+        for tracker in pipeline.vis_backends:
+            argv += ['--vis-backend', tracker]
     else:  # test
         argv = [*python, osp.join(REPO, 'tools', 'test.py'), stage.config,
                 resolve(pipeline, stage, spec['weights']), '--work-dir', stage.work_dir]

@@ -65,6 +65,7 @@ from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
+from vitbench.console import config_path
 from vitbench.results.expectations import expectations_from
 
 from .resources import SLURM_KEYS, ResourceError, check_executor, check_resources
@@ -119,6 +120,7 @@ class Pipeline:
     left_out: List[str] = field(default_factory=list)  # per-backbone stages a backbone's family cannot run, why
     executor: str = 'local'  # or 'slurm' (vitbench/pipeline/slurm.py)
     slurm: dict = field(default_factory=dict)  # the stages' default Slurm resources (resources.py)
+    vis_backends: List[str] = field(default_factory=list)  # --vis-backend of train stages; no part of their recipe
 
     def stage(self, stage_id: str) -> Stage:
         return next(s for s in self.stages if s.id == stage_id)
@@ -396,10 +398,10 @@ def _check_seeds(where: str, seeds) -> List[int]:
 
 
 def _check_backbones(path: str, names: List[str]) -> None:
-    from backbones.factory import get_variant
+    from backbones.factory import family_of
     for name in names:
         try:
-            get_variant(name)
+            family_of(name)  # a named variant, or timm:NAME
         except KeyError as e:
             raise PipelineError(f'{path}: backbones: {e.args[0]}') from e
 
@@ -409,8 +411,8 @@ def _check_backbones(path: str, names: List[str]) -> None:
 def _left_out(path, specs, by_name, backbones) -> Dict[Tuple[str, str], str]:
     """{(stage name, backbone): why} for the per-backbone stages a backbone cannot run: those whose
     ``families`` leave out the backbone's family (e.g. MAE needs a ViT), and everything that depends on one."""
-    from backbones.factory import get_variant, list_models
-    known = sorted({get_variant(name)['model'] for name in list_models()})
+    from backbones.factory import family_of, list_models
+    known = sorted({family_of(name) for name in list_models()} | {'timm'})
     for spec in specs:
         families = spec.get('families')
         if families is not None and not (isinstance(families, list) and families and set(families) <= set(known)):
@@ -418,7 +420,7 @@ def _left_out(path, specs, by_name, backbones) -> Dict[Tuple[str, str], str]:
                                 f'of backbone families from {known}')
     out: Dict[Tuple[str, str], str] = {}
     for backbone in backbones:
-        family = get_variant(backbone)['model']
+        family = family_of(backbone)
         changed = True
         while changed:  # until every dependent of a left-out stage is left out too
             changed = False
@@ -485,7 +487,8 @@ def _expand(path, root, specs, by_name, backbones, seeds, left_out) -> List[Stag
 
 
 def _stage_id(backbone: Optional[str], name: str, seed_suffix: Optional[str]) -> str:
-    return '/'.join(filter(None, (backbone, name, seed_suffix)))
+    # timm:NAME -> timm-NAME: the id is also a folder, and a colon would make its relative links URLs
+    return '/'.join(filter(None, (backbone and backbone.replace(':', '-'), name, seed_suffix)))
 
 
 def _bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:
@@ -497,6 +500,7 @@ def _bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:
         if config is None:
             raise PipelineError(f"{where}: key 'config' has no entry for backbone '{stage.backbone}' (it has "
                                 f"{sorted(stage.spec['config'])}; add it, or '*' for any other backbone)")
+    config = config_path(config)  # from the working directory, else shipped with vitbench (configs/demo/... anywhere)
     if config not in cache:
         if not osp.isfile(config):
             raise PipelineError(f"{where}: config file '{config}' not found")
