@@ -2,7 +2,8 @@
 
 :class:`BackboneExportHook` writes the model's ``backbone`` after training, in the suite's backbone format
 (``backbones.save_checkpoint``, atomic), so that ``create_model(arch, checkpoint=path, **overrides)`` and
-``init_cfg=dict(type='Pretrained', checkpoint=path)`` load it. ``meta['pretrain']`` records where the
+``init_cfg=dict(type='Pretrained', checkpoint=path)`` load it; and the same tensors as ``backbone.safetensors``
+beside it, for readers that load no pickle (the same loaders read it too). ``meta['pretrain']`` records where the
 weights come from:
 
 * a pre-training run (``experiment.task='pretrain'``): ``dict(recipe='mae', epochs=<epochs trained>)``, plus
@@ -25,6 +26,7 @@ from mmengine.model import is_model_wrapper
 from mmengine.runner import EpochBasedTrainLoop
 
 from backbones.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
+from backbones.checkpoint.io import safetensors_header, safetensors_path
 from backbones.factory import TRAINING_OVERRIDES
 from vitbench.engine.run_cost import meter_of
 from vitbench.registry import HOOKS
@@ -99,12 +101,12 @@ def _backbone_checkpoint(cfg) -> Optional[str]:
 
 
 def _meta_of(checkpoint: Optional[str]) -> dict:
-    """The ``meta`` of a backbone.pth; {} for other formats, a missing path or a file that weights_only
-    loading refuses (provenance is a report: it must not fail the run)."""
+    """The ``meta`` of a backbone.pth or backbone.safetensors; {} for other formats, a missing path or a file that
+    weights_only loading refuses (provenance is a report: it must not fail the run)."""
     if checkpoint is None or not osp.isfile(checkpoint):
         return {}
-    try:
-        content = read_checkpoint(checkpoint)
+    try:  # backbone.safetensors carries the same meta in its header
+        content = safetensors_header(checkpoint) if checkpoint.endswith('.safetensors') else read_checkpoint(checkpoint)
     except CheckpointError:
         return {}
     meta = content.get('meta') if isinstance(content, dict) else None
@@ -116,7 +118,7 @@ class BackboneExportHook(Hook):
     """Args:
         recipe: pre-training recipe for ``meta['pretrain']``; default: ``experiment.pretrain.recipe``, else the
             model's own (``supervised``, ``supervised_distilled``, ``mae``, ``dmae``).
-        filename: written into the work dir.
+        filename: written into the work dir, with its safetensors copy (``backbone.safetensors``) beside it.
     """
     priority = 'LOW'  # after checkpointing, before ResultRecorderHook (LOWEST) reads the experiment
 
@@ -167,6 +169,7 @@ class BackboneExportHook(Hook):
             return
         model = self._model(runner)
         path = osp.join(runner.work_dir, self.filename)
+        # the .pth first: a run killed between the two has no result.json yet, so it is not done and exports again
         save_checkpoint(path, model.backbone, arch=model.arch, overrides=dict(model.backbone_overrides),
-                        meta=self.provenance(runner))
-        runner.logger.info(f'backbone exported to {path}')
+                        meta=self.provenance(runner), safetensors=True)
+        runner.logger.info(f'backbone exported to {path} and {safetensors_path(path)}')

@@ -1,22 +1,22 @@
 #!/usr/bin/env python
 """What pre-training teaches a ViT: the layer analyses of MAE-lite §4, on any checkpoints and an image folder.
 
-    python tools/analyze.py all --models deit=A/backbone.pth mae=B/backbone.pth scratch=random@vit_demo_patch8_64 \
+    python tools/analyze.py all --models deit=A/backbone.pth mae=B/backbone.pth scratch=random@vit_demo_patch8_64 \\
         --images data/demo/imagenet/val --out work_dirs/analysis
     python tools/analyze.py cka | attention | fourier ...     (one analysis; same options)
     python tools/analyze.py keep-blocks RUN_DIR [RUN_DIR ...] --out work_dirs/analysis [--metric top1] [--dataset D]
 
-``--models LABEL=PATH[@ARCH]``: a vitbench backbone.pth names its variant; other formats (official DeiT / MAE /
-MAE-lite files, timm, mmengine checkpoints) need ``@ARCH``; ``random@ARCH`` is the untrained variant.
-Writes, atomically, into ``--out``:
+--models LABEL=PATH[@ARCH]: a vitbench backbone.pth names its variant; other formats (official DeiT / MAE /
+MAE-lite files, timm, mmengine checkpoints) need `@ARCH`; `random@ARCH` is the untrained variant.
+Writes, atomically, into --out:
 
-* ``cka.json``, ``cka.png`` (heatmaps of every pair, each model with itself included, or of every model against
-  ``--reference``; paper Fig. 1) and ``cka_diagonal.png`` (CKA at the same layer);
-* ``attention.json``, ``attention.png``: mean attention distance (pixels) and entropy (nats) per head and layer
+* `cka.json`, `cka.png` (heatmaps of every pair, each model with itself included, or of every model against
+  --reference; paper Fig. 1) and `cka_diagonal.png` (CKA at the same layer);
+* `attention.json`, `attention.png`: mean attention distance (pixels) and entropy (nats) per head and layer
   (Fig. 5);
-* ``fourier.json``, ``fourier.png``: Δ log amplitude of the feature maps per layer (Fig. 3);
-* ``keep_blocks.json``, ``keep_blocks.png``: top-1 against the number of pre-trained blocks kept, from the
-  result.json of runs trained with ``tools/train.py ... --checkpoint PATH --keep-blocks K`` (Figs. 2 and 4).
+* `fourier.json`, `fourier.png`: Δ log amplitude of the feature maps per layer (Fig. 3);
+* `keep_blocks.json`, `keep_blocks.png`: top-1 against the number of pre-trained blocks kept, from the
+  result.json of runs trained with `tools/train.py ... --checkpoint PATH --keep-blocks K` (Figs. 2 and 4).
 """
 import argparse
 import json
@@ -35,7 +35,7 @@ from vitbench.fileio import atomic_write_text
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='Layer analyses of ViT backbones (MAE-lite §4)')
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='analysis', required=True)
     for name in ('all',) + ANALYSES:
         p = sub.add_parser(name, help='the three analyses in one pass' if name == 'all' else f'{name} only')
@@ -43,16 +43,18 @@ def parse_args(argv=None):
                        help='checkpoints to analyse (random@ARCH: an untrained one)')
         p.add_argument('--images', required=True, help='an ImageFolder split, e.g. data/demo/imagenet/val')
         p.add_argument('--out', required=True, help='folder for the PNG figures and JSON numbers')
-        p.add_argument('--num-images', type=int, default=512, help='images used, spread over the classes')
-        p.add_argument('--batch-size', type=int, default=64, help='images per batch (CKA: per minibatch)')
+        p.add_argument('--num-images', type=int, default=512,
+                       help='images used, spread evenly over the sorted folder, class by class (default 512)')
+        p.add_argument('--batch-size', type=int, default=64, help='images per batch (CKA: per minibatch; default 64)')
         p.add_argument('--img-size', type=int, help="input size (default: the first model's own)")
-        p.add_argument('--crop-pct', type=float, default=0.875, help='resize to size / crop_pct, centre-crop')
+        p.add_argument('--crop-pct', type=float, default=0.875,
+                       help='resize to size / crop_pct, centre-crop (default 0.875)')
         p.add_argument('--reference', help='CKA: compare every model with this one only (the paper: DeiT-Tiny)')
         p.add_argument('--seed', type=int, default=0, help='initialisation seed of random@ARCH models')
     p = sub.add_parser('keep-blocks', help='plot top-1 against the number of pre-trained blocks kept')
     p.add_argument('runs', nargs='+', help='run folders (searched for result.json) or result.json files')
-    p.add_argument('--out', required=True)
-    p.add_argument('--metric', default='top1', help='metric of result.json to plot')
+    p.add_argument('--out', required=True, help='folder for keep_blocks.json and keep_blocks.png')
+    p.add_argument('--metric', default='top1', help='metric of result.json to plot (default: top1)')
     p.add_argument('--dataset', nargs='+', default=(), help='only the runs on these datasets (e.g. flowers102)')
     return parser.parse_args(argv)
 

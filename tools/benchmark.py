@@ -1,19 +1,19 @@
 #!/usr/bin/env python
-"""Benchmarks: ``tools/benchmark.py SUITE [--json FILE]`` (the contract in docs/architecture.md).
+"""Benchmarks: tools/benchmark.py SUITE [--json FILE] (the contract in docs/architecture.md).
 
-Prints a table and, with ``--json``, writes ``{"machine": {...}, "rows": [...], "ratios": {name: float}}``.
+Prints a table and, with --json, writes `{"machine": {...}, "rows": [...], "ratios": {name: float}}`.
 Every ratio compares two measurements taken side by side in this process and run: after warm-up, timed rounds
 alternate between the two implementations and each side's fastest round is used (the one least disturbed by
-other processes); rows also report the median (``vitbench/engine/step_meter.py``).
+other processes); rows also report the median (`vitbench/engine/step_meter.py`).
 
-Devices: ``--device cuda`` (the default where CUDA is available) times rounds with CUDA events and synchronises
-after each, autocasts on 'cuda', and reads peak memory from the CUDA allocator; ``--device cpu`` times by the wall
-clock, or by the process CPU time with ``--clock cpu`` (on a machine shared with other jobs, waiting for the CPU
-then does not count; combine with ``--threads 1``), and reads the resident-memory peak. ``--compile`` measures
-``torch.compile`` of both sides of every pair. MFU columns (``vitbench/engine/mfu.py``): model FLOPs (6 x MACs
-per image for a training step, 2 x forward only) per second over the dense matrix-product rate measured at the
-start of the run in the row's precision (``mfu``) and over the GPU's datasheet bf16 peak (``mfu_datasheet``,
-bf16 rows of a known GPU); the machine record holds both rates.
+Devices: --device cuda (the default where CUDA is available) times rounds with CUDA events and synchronises
+after each, autocasts on 'cuda', and reads peak memory from the CUDA allocator; --device cpu times by the wall
+clock, or by the process CPU time with --clock cpu (on a machine shared with other jobs, waiting for the CPU
+then does not count; combine with --threads 1), and reads the resident-memory peak. --compile measures
+`torch.compile` of both sides of every pair (backbones, pretrain; dense runs eager). MFU columns
+(`vitbench/engine/mfu.py`): model FLOPs (6 x MACs per image for a training step, 2 x forward only) per second over
+the dense matrix-product rate measured at the start of the run in the row's precision (`mfu`) and over the GPU's
+datasheet bf16 peak (`mfu_datasheet`, bf16 rows of a known GPU); the machine record holds both rates.
 
 Suites:
   backbones  vitbench vs timm on the same architecture with the same weights (outputs checked equal first, on
@@ -21,14 +21,15 @@ Suites:
              autocast (CPU: bf16 only with bf16 instructions unless --dtypes asks for it; CUDA: bf16). Families
              timm does not have (PatchConvNet) are measured alone: the same columns, no ratio to timm (the
              thesis' Tables 5.1 / 5.2 give their throughput and peak memory, batch-256 inference on a V100).
-  pretrain   training-step cost of the recipes (pretrain/benchmark.py, ``--pairs``): MAE-B vs supervised
+  pretrain   training-step cost of the recipes (pretrain/benchmark.py, --pairs): MAE-B vs supervised
              ViT-B, MAE-lite Tiny vs supervised Tiny, distilled MAE vs MAE, attention-only vs full fine-tuning
              (step time, model FLOPs, MFU and peak memory).
-  dense      a training step of the dense tasks as their configs build them, with the precision --amp chooses
-             (downstream/benchmark.py, needs mmseg / mmdet): UperNet on vitbench's ViT-B vs the same UperNet on
-             mmseg's own VisionTransformer (step time, peak memory), and a Mask R-CNN ViT-B step (CUDA).
+  dense      a training step of the dense tasks as their configs build them, in the precision tools/train.py
+             --amp chooses (downstream/benchmark.py, needs mmseg / mmdet): UperNet on vitbench's ViT-B vs the same
+             UperNet on mmseg's own VisionTransformer (step time, peak memory), and a Mask R-CNN ViT-B step (by
+             default on CUDA only: --dense-tasks).
 
-A GPU run of each suite in about a minute (eager; add --compile for the compiled one):
+A GPU run of each suite in about a minute (eager; add --compile to the first two for the compiled one):
   tools/benchmark.py backbones --models deit3_base_patch16_224 --batch 256 --modes fwd+bwd --json b.json
   tools/benchmark.py pretrain --pairs mae_b_vs_supervised_b,attn_vs_full_ft --batch 256 --json p.json
   tools/benchmark.py dense --rounds 3 --iters 3 --json d.json
@@ -239,14 +240,13 @@ def print_table(rows):
 
 def parse_args(argv=None):
     from pretrain.benchmark import PAIRS, parse_pairs
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument('suite', choices=sorted(SUITES) + ['all'])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('suite', choices=sorted(SUITES) + ['all'], help='a suite (above), or all of them')
     parser.add_argument('--json', help='write machine, rows and ratios to this file')
     parser.add_argument('--device', help=f"'cpu' or 'cuda[:N]' (default: {default_device()}, cuda where available)")
     parser.add_argument('--models', default=','.join(DEFAULT_MODELS), help='backbones: comma-separated variant names')
     parser.add_argument('--pairs', default=','.join(PAIRS), help='pretrain: comma-separated pairs of '
-                        'pretrain/benchmark.py')
+                        f'pretrain/benchmark.py (default: all, {", ".join(PAIRS)})')
     parser.add_argument('--dense-arch', default='deit3_base_patch16_224',
                         help='dense: the backbone of the UperNet and Mask R-CNN steps')
     parser.add_argument('--dense-batch', type=int, help='dense: UperNet images per step (default 8 on CUDA, 2 on '
@@ -256,25 +256,28 @@ def parse_args(argv=None):
     parser.add_argument('--dense-tasks', help='dense: seg,det (default on CUDA; seg alone on CPU, where a Mask R-CNN '
                         'ViT-B step takes minutes)')
     parser.add_argument('--batch', '--batch-size', dest='batch_size', type=int,
-                        help=f'images per step (default: {DEFAULT_BATCH["cpu"]} on CPU, '
+                        help=f'backbones, pretrain: images per step (default: {DEFAULT_BATCH["cpu"]} on CPU, '
                              f'{DEFAULT_BATCH["cuda"]} on CUDA)')
     parser.add_argument('--rounds', type=int, default=5, help='timed rounds per implementation')
     parser.add_argument('--iters', type=int, default=1, help='calls per timed round')
     parser.add_argument('--warmup', type=int, help='untimed calls of each step first (default 1; 3 on CUDA or '
                         'with --compile)')
-    parser.add_argument('--modes', default='fwd,fwd+bwd')
-    parser.add_argument('--dtypes', help='fp32,bf16 (default on CPU; fp32 alone on a CPU without bf16 '
-                        'instructions); bf16 on CUDA')
+    parser.add_argument('--modes', default='fwd,fwd+bwd', help='backbones: fwd (inference), fwd+bwd (a training '
+                        'step), comma-separated (default: both)')
+    parser.add_argument('--dtypes', help='backbones, pretrain: fp32,bf16 (default on CPU; fp32 alone on a CPU without '
+                        'bf16 instructions); bf16 on CUDA. dense: that of tools/train.py --amp')
     parser.add_argument('--compile', nargs='?', const='inductor', metavar='BACKEND',
-                        help='torch.compile both sides of every pair (backend: inductor)')
+                        help='backbones, pretrain: torch.compile both sides of every pair (backend: '
+                        'inductor)')
     parser.add_argument('--gemm-size', type=int, help='side of the matrix product that measures the peak rate '
                         '(default 8192 on CUDA, 1024 on CPU)')
     parser.add_argument('--threads', type=int, help='torch intra-op threads (default: torch\'s choice)')
     parser.add_argument('--clock', choices=sorted(CLOCKS), default='wall',
-                        help='CPU: time rounds by the wall clock or by the process CPU time (shared machines)')
+                        help='CPU: time rounds by the wall clock (default) or by the process CPU time (shared '
+                        'machines)')
     parser.add_argument('--profile', action='store_true', help='pretrain: also profile each step and print its '
                         'device time by kind (matmul, attention, normalization, fused, copy ...)')
-    parser.add_argument('--quick', action='store_true', help='batch 2, one round: a smoke run')
+    parser.add_argument('--quick', action='store_true', help='--batch 2 --rounds 1: a smoke run')
     args = parser.parse_args(argv)
     try:
         args.device = str(resolve_device(args.device))

@@ -1,16 +1,17 @@
 #!/usr/bin/env python
-"""Convert a backbone checkpoint (any format ``backbones.load_checkpoint`` reads) to vitbench's own format.
+"""Convert a backbone checkpoint (any format backbones.load_checkpoint reads) to vitbench's own format.
 
     python tools/convert_checkpoint.py SRC DST [--arch NAME [--override KEY=VALUE ...] [--num-classes N]]
                                               [--trust-pickle]
 
-With ``--arch`` the weights are loaded into ``create_model(NAME, **overrides)`` with every check (and the
-position embedding resized to its ``img_size``), and that model is written: ``create_model(NAME,
-checkpoint=DST, **file['overrides'])`` rebuilds it exactly. Without it, the keys are only renamed to
-vitbench's names (official DeiT III / CaiT / parallel / MAE / MAE-lite -> timm names).
+With --arch the weights are loaded into `create_model(NAME, **overrides)` with every check (and the
+position embedding resized to its img_size), and that model is written: `create_model(NAME,
+checkpoint=DST, **file['overrides'])` rebuilds it exactly. Without it, the keys are only renamed to
+vitbench's names (official DeiT III / CaiT / parallel / MAE / MAE-lite -> timm names), and --override and
+--num-classes have nothing to apply to.
 
-``--trust-pickle`` reads SRC with ``weights_only=False``: needed for full training checkpoints that pickle
-Python objects (e.g. ``argparse.Namespace`` under 'args'). Only use it on files from a source you trust.
+--trust-pickle reads SRC with `weights_only=False`: needed for full training checkpoints that pickle
+Python objects (e.g. `argparse.Namespace` under 'args'). Only use it on files from a source you trust.
 """
 import argparse
 import ast
@@ -18,7 +19,7 @@ import contextlib
 import os
 import sys
 
-from backbones import CheckpointError, create_model, load_checkpoint, save_checkpoint
+from backbones import CheckpointError, create_model, family_of, load_checkpoint, save_checkpoint
 from backbones.checkpoint import FORMAT_TAG, read_checkpoint, to_canonical
 from backbones.checkpoint.io import FORMAT_VERSION
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
@@ -36,14 +37,15 @@ def _parse_override(text: str):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('src', help='checkpoint to convert')
     parser.add_argument('dst', help='output file (vitbench backbone format)')
     parser.add_argument('--arch', help='named variant to load the weights into (checked, exact rebuild)')
     parser.add_argument('--override', type=_parse_override, action='append', default=[], metavar='KEY=VALUE',
-                        help='create_model keyword override, e.g. img_size=384 or global_pool=avg')
+                        help='with --arch: create_model keyword override, e.g. img_size=384 or global_pool=avg '
+                        '(repeat it for several)')
     parser.add_argument('--num-classes', type=int,
-                        help="classifier size (default: the checkpoint's head, 0 when it has none)")
+                        help="with --arch: classifier size (default: the checkpoint's head, 0 when it has none)")
     parser.add_argument('--trust-pickle', action='store_true',
                         help='unpickle arbitrary Python objects in SRC (trusted files only)')
     return parser.parse_args(argv)
@@ -52,6 +54,12 @@ def parse_args(argv=None):
 def main(argv=None):
     install_checkpoint_policy()  # mmengine runner checkpoints (numpy in the message hub) load safely
     args = parse_args(argv)
+    if args.arch is not None:
+        try:
+            family_of(args.arch)  # an unknown name: one line with the closest valid ones, before any reading
+        except KeyError as e:
+            print(f'error: --arch: {e.args[0]}', file=sys.stderr)
+            raise SystemExit(2) from None
     if args.trust_pickle:
         print(f'warning: reading {args.src} with weights_only=False (--trust-pickle)', file=sys.stderr)
     canonical = to_canonical(read_checkpoint(args.src, trust_pickle=args.trust_pickle), args.src)

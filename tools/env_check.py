@@ -145,7 +145,10 @@ def report_hardware():
     print(f'  cpu threads  torch uses {torch.get_num_threads()} of {os.cpu_count()} cores')
 
 
-def main():
+def main(argv=()):
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args(argv)  # no options: --help prints what the check does, without running it
     problems, notes = [], []
     print('vitbench environment')
     check_packages(problems, notes)
@@ -165,4 +168,4 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -8,16 +8,17 @@ Steps, each a command of the suite with its own time limit, its log in OUT/STEP.
   env                        tools/env_check.py: versions, the GPU, mmcv's CUDA ops running there
   bench_backbones(_compiled) tools/benchmark.py backbones: vitbench vs timm, fwd+bwd, bf16, MFU (eager, --compile)
   bench_pretrain(_compiled)  tools/benchmark.py pretrain: MAE-B vs supervised ViT-B, distilled MAE, MAE-lite Tiny,
-                             attention-only vs full fine-tuning (eager, --compile), each step's device time by kind
+                             attention-only vs full fine-tuning, each step's device time by kind (eager; compiled:
+                             MAE-B vs supervised ViT-B and attention-only vs full fine-tuning only)
   bench_dense                tools/benchmark.py dense: an UperNet ViT-B step with --amp beside mmseg's own ViT in
                              the same UperNet, and a Mask R-CNN ViT-B step with --amp (mmcv's CUDA ops)
   demo                       tools/pipeline.py configs/pipelines/demo.py --jobs 8: the whole demo, its stages side by
                              side on the GPU, and its expected orderings
   train                      tools/train.py configs/demo/sup_demo.py --amp --compile: one epoch, its result.json
 Writes OUT/gpu_check.json ({machine, steps: [{name, status, seconds, command, log}], ratios, demo}) and
-OUT/gpu_check.md after every step, so that a check stopped half-way still reports what it measured. A step that
-would start after ``--budget`` seconds is skipped, and said so (the first always runs). Exit status: 0 every step
-ran, 1 otherwise.
+OUT/gpu_check.md after every step, so that a check stopped half-way still reports what it measured; a check run in
+parts (--steps) into one OUT reports every part. A step that would start after --budget seconds is skipped, and
+said so (the first always runs). Exit status: 0 every step of the report passed and none was skipped, 1 otherwise.
 """
 import argparse
 import json
@@ -168,11 +169,11 @@ def _fmt(value) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], epilog=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--out', default='work_dirs/gpu_check', help='where the report and logs go')
-    parser.add_argument('--steps', help='comma-separated steps to run (default: all, in order)')
-    parser.add_argument('--budget', type=float, default=600, help='seconds; steps that would start later are skipped (the first always runs)')
+    parser.add_argument('--steps', help='comma-separated steps to run, in the order above (default: all)')
+    parser.add_argument('--budget', type=float, default=600,
+                        help='seconds (default 600); steps that would start later are skipped (the first always runs)')
     args = parser.parse_args(argv)
     out = osp.abspath(args.out)
     os.makedirs(out, exist_ok=True)

@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """Print the named backbone variants: name, shape, parameters, GFLOPs at the variant's resolution, paper.
 
-Depth ``N+k``: N trunk blocks and k class-attention blocks (CaiT, PatchConvNet's attention-based pooling);
+Depth N+k: N trunk blocks and k class-attention blocks (CaiT, PatchConvNet's attention-based pooling);
 heads: 0 for ResMLP (no attention).
 
     python tools/list_backbones.py [PATTERN] [--no-flops] [--json FILE]
 
 Parameters are counted on the meta device (instant); GFLOPs come from mmengine's FlopAnalyzer on one image
-(a jit trace per variant, about a minute for all of them; ``--no-flops`` skips it).
+(a jit trace per variant, about a minute for all of them; --no-flops skips it).
 """
 import argparse
 import json
@@ -42,7 +42,7 @@ def describe(name: str, flops: bool = True) -> dict:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('pattern', nargs='?', default='*', help="shell-style filter, e.g. 'deit3_*'")
     parser.add_argument('--no-flops', action='store_true', help='skip the FLOP count')
     parser.add_argument('--json', help='also write the rows to this file')

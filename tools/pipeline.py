@@ -20,7 +20,8 @@ through submitit with its dependencies (afterok) and its resources (the config's
     python tools/pipeline.py configs/pipelines/paper_deit3.py --wait     # follow them until they end
     python tools/pipeline.py configs/pipelines/paper_deit3.py --cancel   # scancel the jobs still queued
 
-On a machine with GPUs, --jobs N runs N stages at a time, each on its own GPU where there are enough
+--jobs N runs up to N local stages at a time, as their dependencies allow, each with cpu_count // N threads (on any
+machine: without GPUs too). On a machine with GPUs each train / test stage gets its own GPU where there are enough
 (CUDA_VISIBLE_DEVICES; the least used GPU first), and --gpus-per-stage G runs each under torchrun on G of them:
 
     python tools/pipeline.py configs/pipelines/paper_maelite.py --jobs 8                     # one 8-GPU node
@@ -28,7 +29,7 @@ On a machine with GPUs, --jobs N runs N stages at a time, each on its own GPU wh
 
 A stage whose result.json exists is skipped (delete its work dir to redo it), unless its recipe changed since it
 ran (its config's values, options or a dependency: STAGE/stage.json): then it runs again from the start. A failing
-stage is reported and the stages after it are skipped, the others go on. One pipeline at a time in a work dir
+stage is reported and the stages that depend on it are skipped, the others go on. One pipeline at a time in a work dir
 (WORK_DIR/pipeline.lock); interrupted (Ctrl-C, SIGTERM) or killed, it stops the stages it started. Exit status:
 0 all stages finished, 1 some did not, 2 the pipeline config is wrong or another pipeline runs in the work dir,
 130 interrupted.
@@ -38,6 +39,8 @@ import shlex
 import signal
 import sys
 
+from vitbench.console import config_path
+from vitbench.experiment.tracking import TRACKERS, missing_tracker
 from vitbench.pipeline.gpus import GpuError
 from vitbench.pipeline.resources import ResourceError, check_value
 from vitbench.pipeline.run import PipelineRunner
@@ -46,7 +49,9 @@ from vitbench.pipeline.spec import PipelineError, load_pipeline
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('config', metavar='PIPELINE_CONFIG', help='pipeline config, e.g. configs/pipelines/demo.py')
+    parser.add_argument('config', metavar='PIPELINE_CONFIG',
+                        help='pipeline config, e.g. configs/pipelines/demo.py (one shipped with vitbench also by its '
+                        'name under configs/: pipelines/demo.py)')
     parser.add_argument('--backbones', metavar='A,B',
                         help="run the per-backbone stages for these variants instead of the config's list")
     parser.add_argument('--work-dir', metavar='DIR', help="where the stages work (default: the config's work_dir)")
@@ -71,6 +76,10 @@ def parse_args(argv=None):
                         '(default: 1); e.g. --jobs 2 --gpus-per-stage 4 on an 8-GPU node')
     parser.add_argument('--dry-run', action='store_true', help='print the stages and their commands; run nothing')
     parser.add_argument('--verbose', action='store_true', help="echo every stage's log (default: progress lines)")
+    parser.add_argument('--vis-backend', action='append', default=[], choices=sorted(TRACKERS), dest='vis_backends',
+                        metavar='{' + ','.join(TRACKERS) + '}',
+                        help='every train stage also logs to this experiment tracker (repeatable; tools/train.py '
+                        "--vis-backend); not part of a stage's recipe: a finished stage is not run again for it")
     slurm = parser.add_argument_group('Slurm (vitbench/pipeline/slurm.py, resources.py)')
     slurm.add_argument('--executor', choices=['local', 'slurm'],
                        help="'local': stages run here, --jobs at a time (default); 'slurm': each stage one job")
@@ -114,8 +123,12 @@ def main(argv=None) -> int:
     try:
         launcher = None if args.launcher is None else [] if args.launcher == 'none' else shlex.split(args.launcher)
         seeds = None if args.seeds is None else _seeds(args.seeds)
-        pipeline = load_pipeline(args.config, backbones, launcher, args.work_dir, seeds, args.baseline,
+        missing = [m for m in map(missing_tracker, dict.fromkeys(args.vis_backends)) if m]
+        if missing:  # before any stage starts, rather than in every train stage's log
+            raise PipelineError('\n'.join(missing))
+        pipeline = load_pipeline(config_path(args.config), backbones, launcher, args.work_dir, seeds, args.baseline,
                                  args.executor, _slurm_options(args))
+        pipeline.vis_backends = list(dict.fromkeys(args.vis_backends))
         if args.status or args.wait or args.cancel or pipeline.executor == 'slurm':
             return _slurm_main(args, pipeline)
     except PipelineError as e:

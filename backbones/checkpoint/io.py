@@ -10,7 +10,12 @@ vitbench's own format (``work_dir/backbone.pth``, ``tools/convert_checkpoint.py`
      'state_dict': {...}}                    # the model's own keys (timm names; CaiT LayerScale as ls1/ls2)
 
 It only holds tensors and plain Python values, so ``torch.load(weights_only=True)`` reads it.
+
+``save_checkpoint(..., safetensors=True)`` also writes the same tensors, bit for bit, as ``<name>.safetensors``
+beside it (:func:`save_safetensors`): readable without any unpickling, by other frameworks too, and by
+``read_checkpoint`` as a plain state dict; ``arch``, ``overrides`` and ``meta`` go into its header metadata.
 """
+import json
 import os
 import pickle
 import re
@@ -143,11 +148,13 @@ def model_meta(model: nn.Module) -> dict:
 
 
 def save_checkpoint(path: str, model: nn.Module, arch: Optional[str] = None,
-                    overrides: Optional[dict] = None, meta: Optional[dict] = None) -> str:
+                    overrides: Optional[dict] = None, meta: Optional[dict] = None, safetensors: bool = False) -> str:
     """Write ``model``'s weights in the vitbench backbone format (atomically) and return ``path``.
 
     ``arch`` defaults to the name the model was created with; ``overrides`` are the ``create_model``
     keyword arguments it was built with, so ``create_model(arch, checkpoint=path, **overrides)`` rebuilds it.
+    ``safetensors=True`` then also writes the same tensors to ``<name>.safetensors`` beside it
+    (:func:`save_safetensors`).
     """
     arch = arch if arch is not None else getattr(model, 'arch', None)
     overrides = dict(overrides or {})
@@ -159,4 +166,47 @@ def save_checkpoint(path: str, model: nn.Module, arch: Optional[str] = None,
     path = os.fspath(path)
     with atomic_open(path) as f:
         torch.save(obj, f)
+    if safetensors:
+        save_safetensors(safetensors_path(path), obj)
+    return path
+
+
+def safetensors_header(path: str) -> dict:
+    """``arch``, ``overrides`` and ``meta`` of a file :func:`save_safetensors` wrote (read from its header, no tensor
+    loaded); {} for other safetensors files. Errors are CheckpointErrors naming the file."""
+    from safetensors import SafetensorError, safe_open
+    try:
+        with safe_open(os.fspath(path), framework='pt') as f:
+            header = f.metadata() or {}
+        if FORMAT_TAG not in header:
+            return {}
+        return {key: json.loads(header[key]) for key in ('arch', 'overrides', 'meta') if key in header}
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f'{path}: cannot read its safetensors header ({e}); is it complete?') from None
+
+
+def safetensors_path(path: str) -> str:
+    """Where the safetensors copy of a backbone file goes: ``backbone.pth`` -> ``backbone.safetensors``."""
+    return os.path.splitext(os.fspath(path))[0] + '.safetensors'
+
+
+def save_safetensors(path: str, obj: Mapping[str, Any]) -> str:
+    """Write the ``state_dict`` of a backbone-format ``obj`` as a safetensors file (atomically) and return ``path``.
+
+    safetensors metadata holds strings only: the format tag, and ``arch``, ``overrides`` and ``meta`` as JSON."""
+    from safetensors.torch import save
+    tensors, storages = {}, set()
+    for key, tensor in obj['state_dict'].items():
+        tensor = tensor.detach().cpu().contiguous()
+        storage = tensor.untyped_storage().data_ptr()
+        if storage in storages and tensor.numel():  # tied tensors: safetensors refuses storage shared by two keys
+            tensor = tensor.clone()
+        storages.add(storage)
+        tensors[key] = tensor
+    metadata = {'format': 'pt', FORMAT_TAG: str(obj.get(FORMAT_TAG, FORMAT_VERSION)),
+                **{key: json.dumps(obj.get(key)) for key in ('arch', 'overrides', 'meta')}}
+    data = save(tensors, metadata=metadata)  # the file in memory once: atomic_open writes it whole or not at all
+    path = os.fspath(path)
+    with atomic_open(path) as f:
+        f.write(data)
     return path

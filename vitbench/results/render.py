@@ -1,4 +1,5 @@
-"""Writing the leaderboard: Markdown, CSV or a self-contained HTML page (tables + base64 PNG plots).
+"""Writing the leaderboard: Markdown, CSV or a self-contained HTML page (tables + base64 PNG plots; its tables sort
+and filter in the browser, :mod:`vitbench.results.html_interactive`).
 
 Every format keeps the measured table and the paper reference tables apart: Markdown and HTML in their own
 sections, CSV in a ``section`` column (``measured`` rows first, then ``paper: <table id>``). A cell measured
@@ -17,6 +18,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from vitbench.fileio import atomic_write_text
 
 from .baseline import Deltas, paired_deltas
+from .html_interactive import CSS as INTERACTIVE_CSS
+from .html_interactive import MEASURED_ID, filter_box, script
 from .reproduction import (CSV_FIELDS, csv_cells, fmt_reported, html_section, links_by_cell, match_reported,
                            markdown_section)
 from .stats import Summary
@@ -328,7 +331,7 @@ img { max-width: 100%; margin: 0.5em 1em 1em 0; }
 """
 
 
-def _html_table(table: Table, measured: bool, links=None) -> str:
+def _html_table(table: Table, measured: bool, links=None, table_id: str = '') -> str:
     e = html.escape
     head_names = _header(table, measured)
     head = ''.join(f'<th>{e(h)}</th>' for h in head_names)
@@ -341,7 +344,8 @@ def _html_table(table: Table, measured: bool, links=None) -> str:
             title = f' title="{e(tooltip)}"' if tooltip else ''
             tds.append(f'<td class="{classes}"{title}>{inner}</td>' if classes else f'<td{title}>{inner}</td>')
         body.append('<tr>' + ''.join(tds) + '</tr>')
-    return f'<table><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>'
+    ident = f' id="{e(table_id)}"' if table_id else ''
+    return f'<table{ident}><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>'
 
 
 def _html_deltas(deltas: Deltas, table: Table) -> str:
@@ -353,7 +357,7 @@ def _html_deltas(deltas: Deltas, table: Table) -> str:
                (f'<td class="num">{e(t)}</td>' if i >= 4 else f'<td>{e(t)}</td>') for i, (t, sig) in enumerate(cells)]
         body.append('<tr>' + ''.join(tds) + '</tr>')
     return (f'<h2>Δ vs {e(deltas.baseline)} (paired by seed)</h2><p>{e(DELTA_LEGEND)}</p>'
-            f'<table><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>')
+            f'<table id="deltas"><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>')
 
 
 def _img(title: str, png: bytes) -> str:
@@ -368,10 +372,10 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     n_runs = len({p for r in measured.rows for p in r.runs})
     where = _where(sources, lambda s: f'<code>{e(s)}</code>')
     parts = ['<!DOCTYPE html>', '<html><head><meta charset="utf-8"><title>vitbench leaderboard</title>',
-             f'<style>{_CSS}</style></head><body>', '<h1>vitbench leaderboard</h1>',
+             f'<style>{_CSS}{INTERACTIVE_CSS}</style></head><body>', '<h1>vitbench leaderboard</h1>', filter_box(),
              '<section class="measured"><h2>Measured</h2>', f'<p>{n_runs} runs (result.json){where}. {e(LEGEND)}</p>']
     links, mismatches = match_reported(measured, paper)
-    parts.append(_html_table(measured, True, links_by_cell(links)) if measured.rows else
+    parts.append(_html_table(measured, True, links_by_cell(links), MEASURED_ID) if measured.rows else
                  '<p>(no result.json found)</p>')
     if links or mismatches:
         parts.append(html_section(links, mismatches))
@@ -408,11 +412,11 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
             parts.append(f'<h3>{e(table.title)}</h3>')
             if table.note:
                 parts.append(f'<p>{e(table.note)}</p>')
-            parts.append(_html_table(table, False))
+            parts.append(_html_table(table, False, table_id=f'paper-{table.id}' if table.id else ''))
         if plots:
             parts += [_img(title, png) for title, png in paper_plots(paper)]
         parts.append('</section>')
-    parts.append('</body></html>')
+    parts += [script(), '</body></html>']
     return '\n'.join(parts) + '\n'
 
 
