@@ -24,6 +24,7 @@ The weights are loaded when the model is built; ``is_init`` keeps mmengine's ``i
 timm's initialisation again over them.
 """
 import difflib
+import functools
 import inspect
 import os
 from contextlib import contextmanager
@@ -77,6 +78,7 @@ def _offline_hub():
             os.environ['HF_HUB_OFFLINE'] = previous
 
 
+@functools.lru_cache(maxsize=None)
 def model_class(bare: str) -> type:
     """The class timm builds for ``bare``, found by building it on the meta device (no memory, no weights)."""
     import timm
@@ -89,8 +91,7 @@ def accepted_overrides(bare: str, overrides: dict) -> Tuple[dict, List[str]]:
     takes ``dynamic_img_size`` (timm's ViTs) also turns that on: test images of other sizes then work, as with
     the suite's own ViTs."""
     params = inspect.signature(model_class(bare).__init__).parameters
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values()) and 'kwargs' not in params
-    kwargs = {k: v for k, v in overrides.items() if v is not None and (k in params or takes_any)}
+    kwargs = {k: v for k, v in overrides.items() if v is not None and k in params}
     dropped = sorted(k for k, v in overrides.items() if v is not None and k not in kwargs)
     if 'img_size' in kwargs and 'dynamic_img_size' in params and 'dynamic_img_size' not in overrides:
         kwargs['dynamic_img_size'] = True
@@ -132,7 +133,8 @@ def create_timm_model(name: str, num_classes: int = 1000, pretrained: bool = Fal
             model = timm.create_model(bare, num_classes=num_classes, **weights, **kwargs)
         except Exception as e:  # noqa: BLE001 - the hub's several "not cached" errors, told in one line
             if checkpoint is None and pretrained and _is_not_cached(e):
-                repo = timm.models.get_pretrained_cfg(bare).hf_hub_id or bare
+                cfg = timm.models.get_pretrained_cfg(bare)
+                repo = (cfg.hf_hub_id if cfg is not None else None) or bare
                 raise FileNotFoundError(
                     f"{name}: pretrained=True, and the weights (Hugging Face repository {repo!r}) are not in the "
                     f"local cache ({_hub_cache()}); nothing is downloaded here: on a machine with internet run "
@@ -148,14 +150,18 @@ def _classes_in(path: str, bare: str) -> int:
     """Rows of the classifier in the weights file (0 without one), read from its header or memory-mapped: timm's
     loader keeps a classifier only when the model has as many classes as the weights say they have."""
     import timm
-    classifier = timm.models.get_pretrained_cfg(bare).classifier
+    cfg = timm.models.get_pretrained_cfg(bare)
+    classifier = cfg.classifier if cfg is not None else 'head'
     names = (classifier,) if isinstance(classifier, str) else tuple(classifier or ())
     keys = [f'{name}.weight' for name in names]
     if path.endswith('.safetensors'):
         from safetensors import safe_open
         with safe_open(path, framework='pt') as f:
             return next((f.get_slice(k).get_shape()[0] for k in keys if k in f.keys()), 0)
-    state = torch.load(path, map_location='cpu', mmap=True, weights_only=True)
+    try:
+        state = torch.load(path, map_location='cpu', mmap=True, weights_only=True)
+    except Exception:  # noqa: BLE001 - not a plain state dict: timm's loader reads it, or says why it cannot
+        return 0
     for wrapper in ('state_dict', 'model', 'state_dict_ema'):  # the layouts timm's load_state_dict unwraps
         if isinstance(state, dict) and isinstance(state.get(wrapper), dict):
             state = state[wrapper]

@@ -12,6 +12,8 @@ need none: their heads take their width from the backbone they are built with.
 import os.path as osp
 from typing import Callable, Dict, Optional
 
+from mmengine.logging import print_log
+
 from backbones.factory import family_of, variant_kwargs
 from backbones.timm_backbones import describe
 
@@ -49,9 +51,17 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
             scope = 'vitbench.' if backbone.type.startswith('vitbench.') else ''
             backbone.type = scope + _FAMILY_TYPES[family]
         backbone.arch = name
-        if family == 'timm' and 'type' in backbone:
-            for key in _VIT_ONLY:
+        if family == 'timm':
+            for key in _VIT_ONLY if 'type' in backbone else ():
                 backbone.pop(key, None)
+            init_cfg = backbone.get('init_cfg')
+            if isinstance(init_cfg, dict) and init_cfg.get('checkpoint') and checkpoint is None:
+                # the config's weights are its own backbone's: a timm model starts from timm's initialisation,
+                # its weights from --checkpoint or model.backbone.pretrained=True
+                print_log(f'{name}: not loading the config\'s checkpoint {init_cfg.checkpoint} (weights of another '
+                          'backbone); pass --checkpoint FILE, or --cfg-options model.backbone.pretrained=True for '
+                          'the local Hugging Face cache', logger='current')
+                backbone.init_cfg = None
         cfg.setdefault('experiment', {})['backbone'] = name
         task = cfg.experiment.get('task')
         if task in ADAPTERS:

@@ -139,6 +139,15 @@ def test_the_swap_lays_out_upernet_and_mask_rcnn_by_the_models_maps():
     assert plain.model.neck.embed_dim == 64 and plain.model.backbone.out_indices == [1, 2, 3, 5]
     assert 'window_size' not in plain.model.backbone
 
+    # a paper config's checkpoint is its own backbone's weights: not loaded into a timm model
+    paper = Config.fromfile(REPO / 'configs/upernet_deit3_b.py')
+    assert paper.model.backbone.init_cfg.checkpoint
+    swap_backbone(paper, 'timm:swin_tiny_patch4_window7_224')
+    assert paper.model.backbone.init_cfg is None and paper.model.decode_head.in_channels == [96, 192, 384, 768]
+    kept = Config.fromfile(REPO / 'configs/upernet_deit3_b.py')
+    swap_backbone(kept, f'timm:{HIERARCHICAL}', checkpoint=__file__)  # --checkpoint: that file
+    assert kept.model.backbone.init_cfg == dict(type='Pretrained', checkpoint=__file__)
+
     det = Config.fromfile(REPO / 'configs/demo/maskrcnn_demo.py')
     swap_backbone(det, f'timm:{HIERARCHICAL}')
     assert det.model.neck == dict(type='FPN', in_channels=[24, 32, 48, 64], out_channels=64, num_outs=5)

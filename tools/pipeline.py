@@ -53,7 +53,8 @@ def parse_args(argv=None):
                         help='pipeline config, e.g. configs/pipelines/demo.py (one shipped with vitbench also by its '
                         'name under configs/: pipelines/demo.py)')
     parser.add_argument('--backbones', metavar='A,B',
-                        help="run the per-backbone stages for these variants instead of the config's list")
+                        help="run the per-backbone stages for these variants (or timm:NAME models) instead of the "
+                        "config's list")
     parser.add_argument('--work-dir', metavar='DIR', help="where the stages work (default: the config's work_dir)")
     parser.add_argument('--launcher', metavar='COMMAND',
                         help="prefix of every train/test command, e.g. 'torchrun --nproc_per_node 8' (with "

@@ -21,7 +21,7 @@ from vitbench.experiment.cli import (ConfigError, add_common_args, add_tracking_
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description='Train a vitbench config with mmengine')
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_args(parser)
     parser.add_argument('--resume', nargs='?', const='auto', metavar='CHECKPOINT',
                         help='resume training: alone, from the latest checkpoint in the work dir; '

@@ -33,14 +33,14 @@ class ConfigError(Exception):
 def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('config', help='config file (mmengine format), or the name of one shipped with vitbench: '
                         'its path under configs/, e.g. demo/sup_demo.py')
-    parser.add_argument('--work-dir', help='where logs, checkpoints and result.json go '
+    parser.add_argument('--work-dir', help='where logs and result.json go, and a training\'s checkpoints '
                         '(default: ./work_dirs/<config name>)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, metavar='KEY=VALUE',
                         help='override config keys, e.g. model.backbone.drop_path_rate=0.2 '
                         'train_dataloader.batch_size=8 (lists: key="[a,b]")')
     parser.add_argument('--backbone', metavar='NAME',
-                        help='swap the backbone for this named variant (tools/list_backbones.py lists them); '
-                        'widths of necks and heads follow')
+                        help='swap the backbone for this named variant (tools/list_backbones.py lists them) or '
+                        'any timm model, timm:NAME; widths of necks and heads follow')
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none',
                         help='job launcher for distributed runs (torchrun → pytorch)')
     # torch.distributed.launch passes --local_rank / --local-rank; torchrun sets LOCAL_RANK itself.
