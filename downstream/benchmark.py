@@ -18,7 +18,7 @@ from typing import Dict, List, Tuple
 
 import torch
 
-SEG_CONFIG = 'configs/upernet_deit3_b.py'
+SEG_CONFIG = 'configs/upernet_deit3_b.py'  # from any folder: the checkout's, or an installed package's (console)
 DET_CONFIG = 'configs/maskrcnn_deit3_b.py'
 
 
@@ -28,7 +28,8 @@ def _model(config: str, arch: str):
     from mmengine.config import Config
 
     from downstream.backbone_swap import swap_backbone
-    cfg = Config.fromfile(config)
+    from vitbench.console import config_path
+    cfg = Config.fromfile(config_path(config))
     swap_backbone(cfg, arch, None, None)
     cfg.model.backbone.pop('init_cfg', None)
     return cfg.model

@@ -40,8 +40,9 @@ def _missing_hint(path: str) -> str:
     run = re.search(r'work_dirs/(?:demo/)?([^/]+)/backbone\.pth$', path.replace(os.sep, '/'))
     if not run:
         return ''
+    from vitbench.console import config_path  # the checkout's configs, or an installed package's
     configs = [c for c in (f'configs/pretrain/{run.group(1)}.py', f'configs/finetune/{run.group(1)}.py',
-                           f'configs/demo/{run.group(1)}.py') if os.path.isfile(c)]
+                           f'configs/demo/{run.group(1)}.py') if os.path.isfile(config_path(c))]
     made_by = f"run 'python tools/train.py {configs[0]}' first, " if configs else ''
     return (f": it is the backbone a pretraining run exports; {made_by}or pass --checkpoint PATH (any supported "
             f"format), or train from scratch with --cfg-options model.backbone.init_cfg=None")

@@ -34,8 +34,8 @@ def run_analyses(models: Sequence[AnalysisModel], images: torch.Tensor, analyses
     for m in models:
         check_token_model(m.model, m.label)
         if 'attention' in analyses and not has_attention(m.model):
-            raise ValueError(f"--models {m.label}: {m.arch} has no attention maps; leave 'attention' out of "
-                             '--analyses for it')
+            raise ValueError(f"--models {m.label}: {m.arch} has no attention maps; run the cka or fourier "
+                             'analysis for it (tools/analyze.py cka|fourier), not attention or all')
     if 'cka' in analyses and batch_size < MIN_BATCH:
         raise ValueError(f'--batch-size {batch_size}: CKA needs at least {MIN_BATCH} images per batch')
     pairs = cka_pairs(labels, reference) if 'cka' in analyses else []
