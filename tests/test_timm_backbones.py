@@ -203,3 +203,26 @@ def test_a_pipeline_runs_timm_backbones_and_leaves_out_what_needs_the_suites_vit
     assert f'timm:{PLAIN}/mae: left out, it runs on vit backbones, not timm' in pipeline.left_out
     zoo = load_pipeline(str(REPO / 'configs/pipelines/zoo_demo.py'), work_dir=str(tmp_path))
     assert zoo.backbones == [f'timm:{HIERARCHICAL}', f'timm:{PLAIN}'] and len(zoo.stages) == 10
+
+
+def test_a_model_of_ones_own_registered_in_timm_runs_every_task(tiny_ade, tmp_path):  # noqa: F811
+    """Any module with timm's classifier API and forward_intermediates / feature_info, registered with
+    @timm.models.register_model (a config imports it with custom_imports), is timm:NAME everywhere: its classifier
+    for transfer, its stages into UperNet (two iterations here) and Mask R-CNN's FPN."""
+    import _custom_timm_model  # noqa: F401  (what custom_imports = dict(imports=[...]) does in a config)
+    name = 'timm:vitbench_test_two_stage'
+    classifier = create_model(name, num_classes=10)
+    assert classifier(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+    det = Config.fromfile(REPO / 'configs/demo/maskrcnn_demo.py')
+    swap_backbone(det, name)
+    assert det.model.neck.in_channels == [16, 24, 32, 48]
+    cfg = one_iteration_cfg(tiny_ade, tmp_path, backbone=name)
+    cfg.train_cfg.max_iters = cfg.train_cfg.val_interval = 2
+    cfg.experiment_name = 'seg_own_model'
+    # it has no group_matcher: the config's layer-wise decay is refused, saying so
+    with pytest.raises(TypeError, match='TwoStage defines no group_matcher.*layer_decay_rate=1.0'):
+        build_runner(cfg).train()
+    cfg.optim_wrapper.paramwise_cfg.layer_decay_rate = 1.0
+    build_runner(cfg).train()
+    record = json.loads((tmp_path / 'result.json').read_text())
+    assert record['backbone'] == name and 'mIoU' in record['metrics']
