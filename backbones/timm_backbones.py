@@ -13,8 +13,8 @@ UperNet, or to an FPN for Mask R-CNN).
 
 Weights, never downloaded here:
 
-* ``pretrained=True``: timm's weights from the local Hugging Face cache (``HF_HUB_OFFLINE=1`` is set for the
-  lookup); if they are not there, one line says which repository is missing and how to get it;
+* ``pretrained=True``: timm's weights from the local Hugging Face cache (the hub is offline for the lookup); if
+  they are not there, one line says which repository is missing and how to get it;
 * ``checkpoint=FILE`` (or ``init_cfg=dict(type='Pretrained', checkpoint=FILE)``, which ``--checkpoint`` sets):
   a local file in timm's format (``.pth``, ``.safetensors``, or a ``backbone.pth`` the suite exported), loaded by
   timm's own ``load_pretrained``: the model's checkpoint filter (position embeddings resized to ``img_size``) and
@@ -28,13 +28,13 @@ import functools
 import inspect
 import os
 from contextlib import contextmanager
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine.model import BaseModule
 from torch import nn
 
-from vitbench.engine.layer_decay import timm_layer_ids
+from vitbench.engine.layer_decay import timm_layers
 from vitbench.registry import MODELS
 
 PREFIX = 'timm:'
@@ -59,23 +59,18 @@ def timm_model_name(name: str) -> str:
 
 @contextmanager
 def _offline_hub():
-    """Hugging Face lookups answered from the local cache only: nothing downloads, here or in tests."""
-    previous = os.environ.get('HF_HUB_OFFLINE')
-    os.environ['HF_HUB_OFFLINE'] = '1'
+    """Hugging Face lookups answered from the local cache only: nothing downloads, here or in tests. The hub reads
+    HF_HUB_OFFLINE from the environment once, at import, so its constant is set for the lookup and put back."""
     try:
         import huggingface_hub.constants as hub
-        was, hub.HF_HUB_OFFLINE = hub.HF_HUB_OFFLINE, True  # read at import time
     except ImportError:  # timm without the hub: it cannot download either
-        hub = None
+        yield
+        return
+    was, hub.HF_HUB_OFFLINE = hub.HF_HUB_OFFLINE, True
     try:
         yield
     finally:
-        if hub is not None:
-            hub.HF_HUB_OFFLINE = was
-        if previous is None:
-            os.environ.pop('HF_HUB_OFFLINE', None)
-        else:
-            os.environ['HF_HUB_OFFLINE'] = previous
+        hub.HF_HUB_OFFLINE = was
 
 
 @functools.lru_cache(maxsize=None)
@@ -268,16 +263,12 @@ class TimmBackbone(BaseModule):
 
     @property
     def num_layers(self) -> int:
-        return self._layer_ids()[1] - 1
+        return self._layers()[1] - 1
 
     def get_layer_id(self, name: str) -> int:
-        ids = self._layer_ids()[0]
-        local = name[len('model.'):] if name.startswith('model.') else name
-        if local not in ids:
-            raise KeyError(f'{local}: not in the layer groups of {type(self.model).__name__}.group_matcher()')
-        return ids[local]
+        return self._layers()[0](name[len('model.'):] if name.startswith('model.') else name)
 
-    def _layer_ids(self) -> Tuple[Dict[str, int], int]:
-        if not hasattr(self, '_ids'):
-            self._ids = timm_layer_ids(self.model)
-        return self._ids
+    def _layers(self):
+        if not hasattr(self, '_layer_map'):  # timm's grouping, once: it matches every parameter name
+            self._layer_map = timm_layers(self.model)
+        return self._layer_map

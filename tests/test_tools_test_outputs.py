@@ -1,6 +1,5 @@
 """tools/test.py --show-dir / --out on the tiny demo data, one test per task: the drawn images exist, and the saved
 predictions load back and agree with the metric the same run wrote into result.json (recomputed from them)."""
-import importlib.util
 import json
 import pickle
 from pathlib import Path
@@ -12,6 +11,7 @@ from mmengine.config import Config
 from mmengine.registry import MODELS, DefaultScope, init_default_scope
 from PIL import Image
 
+from test_seg_train import tools_test  # noqa: F401  (tools/test.py loaded as a module)
 from vitbench import demo_data
 from vitbench.demo_data.ade20k import (BUILDING, CAR, GRASS, MOUNTAIN, PERSON, ROAD, SIDEWALK, SKY, TREE, WATER,
                                        WINDOWPANE)
@@ -27,14 +27,6 @@ def tiny(tmp_path_factory):
     assert demo_data.generate(demo_data.select(['ade20k', 'coco', 'cifar10']), str(root), seed=0, scale='tiny',
                               workers=1, log=lambda message: None) == []
     return root
-
-
-@pytest.fixture(scope='module')
-def tools_test():
-    spec = importlib.util.spec_from_file_location('vitbench_test_tool', REPO / 'tools' / 'test.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def loader_options(data_root, batch_size: int) -> dict:
@@ -74,7 +66,7 @@ def run(tools_test, config: Path, options: dict, tmp_path: Path, *extra: str, fa
     return json.loads((tmp_path / 'work' / 'result.json').read_text())
 
 
-def test_segmentation_draws_every_image_and_saves_png_label_maps(tools_test, tiny, tmp_path):
+def test_segmentation_draws_every_image_and_saves_png_label_maps(tools_test, tiny, tmp_path):  # noqa: F811
     data = tiny / 'ade20k' / 'ADEChallengeData2016'
     options = loader_options(data, 1)  # the images differ in size
     demo_classes = [label - 1 for label in (BUILDING, SKY, TREE, ROAD, WINDOWPANE, GRASS, SIDEWALK, PERSON, MOUNTAIN,
@@ -98,7 +90,7 @@ def test_segmentation_draws_every_image_and_saves_png_label_maps(tools_test, tin
     assert 100 * right / labelled == pytest.approx(record['metrics']['aAcc'], abs=0.01)
 
 
-def test_detection_draws_every_image_and_dumps_what_coco_ap_scores(tools_test, tiny, tmp_path):
+def test_detection_draws_every_image_and_dumps_what_coco_ap_scores(tools_test, tiny, tmp_path):  # noqa: F811
     from mmengine.evaluator import Evaluator
     coco = tiny / 'coco'
     options = dict(loader_options(coco, 3), **{
@@ -132,7 +124,7 @@ def test_detection_draws_every_image_and_dumps_what_coco_ap_scores(tools_test, t
     assert 100 * metrics['coco/segm_mAP'] == pytest.approx(record['metrics']['segm_mAP'], abs=0.05)
 
 
-def test_classification_dumps_scores_and_labels_and_refuses_to_draw(tools_test, tiny, tmp_path, capsys):
+def test_classification_dumps_scores_and_labels_and_refuses_to_draw(tools_test, tiny, tmp_path, capsys):  # noqa: F811
     options = loader_options(tiny / 'cifar10', 16)
     out = tmp_path / 'pred.pkl'
     record = run(tools_test, CLS, options, tmp_path, '--out', str(out))
@@ -159,7 +151,7 @@ def test_classification_dumps_scores_and_labels_and_refuses_to_draw(tools_test, 
     (DET, 'pred.json', 'expected a pickle file name ending in .pkl'),
     (SEG, 'pred.pkl', 'name a directory'),
 ])
-def test_out_of_the_wrong_kind_is_refused_in_one_line(tools_test, tmp_path, config, out, expected):
+def test_out_of_the_wrong_kind_is_refused_in_one_line(tools_test, tmp_path, config, out, expected):  # noqa: F811
     cfg = Config.fromfile(config)
     with pytest.raises(tools_test.ConfigError, match=expected) as refused:
         tools_test.save_predictions(cfg, str(tmp_path / out))

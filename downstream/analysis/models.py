@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from backbones import create_model, get_variant
+from backbones.timm_backbones import is_timm_name
 from backbones.checkpoint import FORMAT_TAG, read_checkpoint
 
 RANDOM = 'random'
@@ -75,7 +76,7 @@ def load_model(label: str, path: str, arch: Optional[str] = None, seed: int = 0)
         if arch is None:
             raise ValueError(f'--models {label}: {path} does not record its backbone variant; name it as '
                              f'{label}={path}@ARCH (tools/list_backbones.py lists the variants)')
-    if arch.startswith('timm:'):  # the analyses read the suite's token / attention internals
+    if is_timm_name(arch):  # the analyses read the suite's token / attention internals
         raise ValueError(f'--models {label}: {arch} is a timm model; the analyses (attention maps, tokens, CKA of '
                          'blocks) run on the suite\'s own backbones (tools/list_backbones.py lists them)')
     get_variant(arch)  # unknown names: the closest valid ones

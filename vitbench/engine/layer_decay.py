@@ -8,14 +8,14 @@ and ``num_layers``. With decay rate d, a backbone parameter's learning rate is
 ``no_weight_decay()`` names (position embedding, class/distillation tokens).
 
 A timm model (``timm:NAME``) has no ``get_layer_id``: its layers are timm's own grouping, ``group_matcher``, as
-``timm.optim.param_groups_layer_decay`` reads it (:func:`timm_layer_ids`); a model without one is refused.
+``timm.optim.param_groups_layer_decay`` reads it (:func:`timm_layers`); a model without one is refused.
 
     optim_wrapper = dict(
         type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-4, weight_decay=0.05),
         constructor='vitbench.LayerDecayOptimWrapperConstructor',
         paramwise_cfg=dict(layer_decay_rate=0.65))         # optional: backbone='backbone' (attribute path)
 """
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, List, Tuple
 
 import torch.nn as nn
 from mmengine.optim import DefaultOptimWrapperConstructor
@@ -23,15 +23,21 @@ from mmengine.optim import DefaultOptimWrapperConstructor
 from vitbench.registry import OPTIM_WRAPPER_CONSTRUCTORS
 
 
-def timm_layer_ids(model: nn.Module) -> Tuple[Dict[str, int], int]:
-    """({parameter name: layer id}, the top id) of a timm model from its ``group_matcher``: 0 for the stem, one id
-    per block or stage, the top one for the final norm and head, as ``timm.optim.param_groups_layer_decay``."""
+def timm_layers(model: nn.Module) -> Tuple[Callable[[str], int], int]:
+    """(parameter name -> layer id, the top id) of a timm model from its ``group_matcher``: 0 for the stem, one id
+    per block or stage, the top one for the final norm and head, as ``timm.optim.param_groups_layer_decay``. A name
+    outside its groups is a KeyError, never a default group."""
     from timm.models import group_parameters
     if not hasattr(model, 'group_matcher'):
         raise TypeError(f'{type(model).__name__} defines no group_matcher(): timm cannot say its layers, so layer-wise '
                         'decay cannot be applied (set paramwise_cfg.layer_decay_rate=1.0)')
     ids = group_parameters(model, model.group_matcher(coarse=False), reverse=True)
-    return ids, max(ids.values())
+
+    def layer_id(name: str) -> int:
+        if name not in ids:
+            raise KeyError(f'{name}: not in the layer groups of {type(model).__name__}.group_matcher()')
+        return ids[name]
+    return layer_id, max(ids.values())
 
 
 def _layers_of(backbone: nn.Module, where: str) -> Tuple[Callable[[str], int], int]:
@@ -39,13 +45,7 @@ def _layers_of(backbone: nn.Module, where: str) -> Tuple[Callable[[str], int], i
     if hasattr(backbone, 'get_layer_id'):
         return backbone.get_layer_id, backbone.num_layers + 1
     if hasattr(backbone, 'group_matcher') or hasattr(backbone, 'pretrained_cfg'):
-        ids, top = timm_layer_ids(backbone)
-
-        def layer_id(name: str) -> int:
-            if name not in ids:  # never a default group by accident
-                raise KeyError(f'{where}.{name}: not in the layer groups of {type(backbone).__name__}.group_matcher()')
-            return ids[name]
-        return layer_id, top
+        return timm_layers(backbone)
     raise TypeError(f'{where} ({type(backbone).__name__}) has no get_layer_id() and no timm group_matcher(); '
                     'layer decay needs a vitbench or timm backbone (set paramwise_cfg.backbone to its path)')
 
