@@ -21,6 +21,13 @@ SEG, DET, CLS = (REPO / 'configs' / 'demo' / name for name in
                  ('upernet_demo.py', 'maskrcnn_demo.py', 'transfer_cifar10_demo.py'))
 
 
+@pytest.fixture(autouse=True)
+def away_from_the_repo(tmp_path, monkeypatch):
+    """Run where the configs' relative data roots (data/demo/...) do not exist: a test reads only the test split
+    it is given (the training set once had to be there for --show-dir; CI's fresh clone has none)."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope='module')
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp('demo')

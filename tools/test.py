@@ -51,7 +51,7 @@ def main(argv=None):
         draw_predictions(cfg, args.show_dir)
     if args.out:
         save_predictions(cfg, args.out)
-    build_runner(cfg).test()
+    build_runner(cfg, test_only=True).test()
     if args.show_dir:
         print(f'predictions drawn in {osp.abspath(args.show_dir)}', flush=True)
     if args.out:

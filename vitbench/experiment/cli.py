@@ -164,8 +164,20 @@ def _prepare_cpu_distributed(cfg, launcher: str) -> None:
     cfg.model_wrapper_cfg = wrapper
 
 
-def build_runner(cfg):
-    """Build mmengine's Runner (or the config's ``runner_type``); a build failure is a ConfigError.
+class TestOnlyRunner(Runner):
+    """mmengine's Runner with no training loop, for ``tools/test.py``. mmseg's SegVisualizationHook asks
+    ``runner.iter`` for its step in test mode, which builds the training loop and with it the training set: a test
+    with ``--show-dir`` then needed the training images, and listed all of them. The config stays whole
+    (``runner.cfg``): the result record reads its protocol's training settings."""
+
+    @property
+    def train_loop(self):
+        return None
+
+
+def build_runner(cfg, test_only: bool = False):
+    """Build mmengine's Runner (or the config's ``runner_type``; :class:`TestOnlyRunner` with ``test_only``); a
+    build failure is a ConfigError.
 
     A config with an ``experiment`` dict gets the hook that writes ``work_dir/result.json``. The Runner
     saves and loads its checkpoints under the checkpoint policy, which this installs."""
@@ -178,7 +190,7 @@ def build_runner(cfg):
     try:
         if 'runner_type' in cfg:
             return RUNNERS.build(cfg)
-        return Runner.from_cfg(cfg)
+        return (TestOnlyRunner if test_only else Runner).from_cfg(cfg)
     except Exception as e:
         raise ConfigError(f"config '{cfg.filename}' failed to build: {type(e).__name__}: {e}") from e
 
