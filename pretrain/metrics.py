@@ -1,7 +1,9 @@
 """Validation metrics: top-k accuracy (in percent), ImageNet-ReaL top-1 and MAE's reconstruction loss.
 
 All leave out the stand-ins of images that ``LoadImage(skip_corrupt=True)`` could not read, and report how many
-they left out as ``skipped_images`` (only when there were some), which result.json then records.
+they left out as ``skipped_images`` (only when there were some), which result.json then records. The top-1
+metrics also publish each image's correctness (:mod:`vitbench.results.per_image`): the leaderboard's interval over
+images.
 """
 from typing import List, Sequence
 
@@ -9,6 +11,7 @@ import torch
 from mmengine.evaluator import BaseMetric
 
 from vitbench.registry import METRICS
+from vitbench.results.per_image import image_id, publish
 
 from .imagenet_variants import REAL_LABELS
 from .transforms import SKIPPED_LABEL
@@ -30,6 +33,20 @@ def _scored(results: list) -> list:
     return scored
 
 
+def _image_ids(data_batch, size: int) -> List[str]:
+    """Each sample's image identifier (its file name under its class folder); its position when the batch has no
+    paths (a loader of another kind)."""
+    samples = data_batch.get('data_samples') if isinstance(data_batch, dict) else None
+    paths = samples.get('img_path') if isinstance(samples, dict) else None
+    return [image_id(p) for p in paths] if paths is not None else [''] * size
+
+
+def _publish_top1(metric: str, results: list) -> None:
+    """``results``: (top-1 right, image id) per read image; unnamed images are numbered in evaluation order."""
+    publish(metric, 'accuracy', [name or str(i) for i, (_, name) in enumerate(results)],
+            correct=[bool(right) for right, _ in results])
+
+
 def _with_skipped(metrics: dict, results: list) -> dict:
     skipped = sum(r is None for r in results)
     return dict(metrics, skipped_images=skipped) if skipped else metrics
@@ -48,17 +65,21 @@ class Accuracy(BaseMetric):
         self.suffix = suffix
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        for sample, stand_in in zip(data_samples, _stand_ins(data_batch, len(data_samples))):
+        names = _image_ids(data_batch, len(data_samples))
+        for sample, stand_in, name in zip(data_samples, _stand_ins(data_batch, len(data_samples)), names):
             if stand_in:
                 self.results.append(None)
                 continue
             score, label = sample['pred_score'], int(sample['gt_label'])
             k = min(max(self.topk), score.numel())
             top = score.topk(k).indices.tolist()
-            self.results.append([label in top[:min(t, k)] for t in self.topk])
+            self.results.append(([label in top[:min(t, k)] for t in self.topk], name))
 
     def compute_metrics(self, results: list) -> dict:
-        hits = torch.tensor(_scored(results), dtype=torch.float64)
+        scored = _scored(results)
+        hits = torch.tensor([h for h, _ in scored], dtype=torch.float64)
+        if 1 in self.topk:
+            _publish_top1(f'top1{self.suffix}', [(h[self.topk.index(1)], name) for h, name in scored])
         return _with_skipped({f'top{k}{self.suffix}': float(hits[:, i].mean() * 100)
                               for i, k in enumerate(self.topk)}, results)
 
@@ -72,12 +93,16 @@ class ReaLAccuracy(BaseMetric):
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         valid = data_batch['data_samples'][REAL_LABELS]
-        for sample, labels, stand_in in zip(data_samples, valid, _stand_ins(data_batch, len(data_samples))):
+        names = _image_ids(data_batch, len(data_samples))
+        for sample, labels, stand_in, name in zip(data_samples, valid, _stand_ins(data_batch, len(data_samples)),
+                                                  names):
             top1 = int(sample['pred_score'].argmax())
-            self.results.append(None if stand_in else bool(top1 < len(labels) and labels[top1]))
+            self.results.append(None if stand_in else (bool(top1 < len(labels) and labels[top1]), name))
 
     def compute_metrics(self, results: list) -> dict:
-        hits = _scored(results)
+        scored = _scored(results)
+        _publish_top1('top1_real', scored)
+        hits = [right for right, _ in scored]
         return _with_skipped(dict(top1_real=100.0 * sum(hits) / len(hits)), results)
 
 

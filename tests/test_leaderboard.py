@@ -313,7 +313,7 @@ def test_seeds_of_a_cell_are_aggregated_with_mean_std_and_student_t_interval(see
     assert '25.0 ± 5.0 (n=3)' in md
     assert '| 40.0 |' in md  # a cell of one run shows the plain number
     page = render_html(table, [], plots=False)
-    assert f'title="mean 25.00, std 5.00, n=3, 95% CI [{mean - half:.2f}, {mean + half:.2f}]"' in page
+    assert f'title="mean 25.00, std 5.00, n=3, 95% CI [{mean - half:.2f}, {mean + half:.2f}] over seeds"' in page
     rows = {(r['section'], r['pretraining']): r for r in csv.DictReader(io.StringIO(render_csv(table, [])))}
     cell = rows['measured', 'scratch']
     label = SEG_SS.label

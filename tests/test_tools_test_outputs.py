@@ -13,6 +13,7 @@ from PIL import Image
 
 from test_seg_train import tools_test  # noqa: F401  (tools/test.py loaded as a module)
 from vitbench import demo_data
+from vitbench.results import per_image
 from vitbench.demo_data.ade20k import (BUILDING, CAR, GRASS, MOUNTAIN, PERSON, ROAD, SIDEWALK, SKY, TREE, WATER,
                                        WINDOWPANE)
 
@@ -95,6 +96,20 @@ def test_segmentation_draws_every_image_and_saves_png_label_maps(tools_test, tin
         labelled += int((truth > 0).sum())
     assert record['metrics']['aAcc'] > 0  # the recomputation compares something
     assert 100 * right / labelled == pytest.approx(record['metrics']['aAcc'], abs=0.01)
+    # the per-image evidence the leaderboard bootstraps: each image's intersection and union per class, recomputed
+    # from the same PNGs, and the run's mIoU from them
+    assert record['per_image'] == ['mIoU']
+    evidence = per_image.read(str(tmp_path / 'work' / per_image.FILE))['mIoU']
+    assert evidence.ids.tolist() == [f'validation/{n}.jpg' for n in names]
+    for row, png in enumerate(saved):
+        pred = np.array(Image.open(png)).astype(int) - 1
+        truth = np.array(Image.open(data / 'annotations' / 'validation' / png.name)).astype(int) - 1
+        counted = truth >= 0
+        for c in np.unique(np.concatenate([pred[counted], truth[counted]])):
+            both = ((pred == c) & (truth == c) & counted).sum()
+            either = (((pred == c) | (truth == c)) & counted).sum()
+            assert (evidence.intersect[row, c], evidence.union[row, c]) == (both, either)
+    assert evidence.value(np.ones(len(names))) == pytest.approx(record['metrics']['mIoU'], abs=0.005)
 
 
 def test_detection_draws_every_image_and_dumps_what_coco_ap_scores(tools_test, tiny, tmp_path):  # noqa: F811
@@ -143,6 +158,11 @@ def test_classification_dumps_scores_and_labels_and_refuses_to_draw(tools_test, 
     top1 = 100 * (scores.argmax(1) == labels).double().mean().item()
     top5 = 100 * (scores.topk(5).indices == labels[:, None]).any(1).double().mean().item()
     assert top5 > 0 and (top1, top5) == pytest.approx((record['metrics']['top1'], record['metrics']['top5']), abs=1e-6)
+    # the per-image evidence: each image's top-1 correctness, in the order of the dump
+    assert record['per_image'] == ['top1']
+    evidence = per_image.read(str(tmp_path / 'work' / per_image.FILE))['top1']
+    assert evidence.correct.tolist() == (scores.argmax(1) == labels).double().tolist()
+    assert len(set(evidence.ids.tolist())) == len(predictions) and evidence.value(np.ones(len(labels))) == top1
 
     with pytest.raises(SystemExit) as stop:  # no image to draw: one line, before anything is built
         tools_test.run_main(lambda: tools_test.main([str(CLS), str(tmp_path / 'weights.pth'), '--show-dir',

@@ -6,7 +6,13 @@ value of each column marked, conflicting duplicate runs listed, paper reference 
     python tools/leaderboard.py work_dirs/demo --out work_dirs/demo/leaderboard.html   # format from the name
     python tools/leaderboard.py work_dirs/a work_dirs/b --format csv --out board.csv
     python tools/leaderboard.py work_dirs/demo --baseline scratch                # + paired Δ vs scratch
+    python tools/leaderboard.py work_dirs/demo --aggregate ade20k-demo,coco-demo_box   # rank over these columns
     python tools/leaderboard.py work_dirs/paper --check-reproduction 0.3   # exit 1 if a linked cell is off by > 0.3
+
+A run that left per-image results (per_image.npz beside its result.json) gets a 95 % interval over its test images
+(a percentile bootstrap), its Δ a paired one over the images both rows share; Markdown and HTML end with the
+cross-task rank: mean z-score over the downstream columns every row has (or those --aggregate names), with its
+interval and the probability of each rank from the same bootstrap.
 
 Measured cells that are the same experiment as a paper row (its config, variant and epochs) show the paper's
 number and Δ beside them; --check-reproduction TOL lists those whose |Δ| exceeds TOL (points) and exits 1 if any.
@@ -37,6 +43,10 @@ def parse_args(argv=None):
     parser.add_argument('--baseline', metavar='NAME',
                         help='add the paired Δ of every row against this one: a pre-training recipe (e.g. scratch: '
                         "each backbone's scratch row) or a backbone (its row of the same recipe)")
+    parser.add_argument('--aggregate', type=lambda text: [k for k in text.split(',') if k], metavar='COLUMNS',
+                        help='rank the rows across these columns, comma-separated keys (dataset; _box/_mask for '
+                        'COCO; _EVAL for another evaluation, e.g. ade20k_ms); default: every downstream column all '
+                        'rows have. The keys are listed under the rank table')
     parser.add_argument('--check-reproduction', type=_tolerance, metavar='TOL',
                         help='instead of the leaderboard: list every measured cell linked to a paper row whose '
                         '|measured - reported| exceeds TOL points; exit status 1 if there is one')
@@ -80,11 +90,12 @@ def main(argv=None) -> int:
             return check_reproduction(args.runs, args.check_reproduction)
         fmt = args.format or (format_of(args.out) if args.out else 'md')
         if args.out:
-            table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper, baseline=args.baseline)
+            table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper, baseline=args.baseline,
+                                      aggregate=args.aggregate)
         else:
             table = build_table(args.runs)
             sys.stdout.write(render(fmt, table, [] if args.no_paper else load_paper_tables(), args.runs,
-                                    args.baseline))
+                                    args.baseline, aggregate=args.aggregate))
     except (LeaderboardError, ValueError) as e:
         print(f'error: {e}', file=sys.stderr)
         return 2
@@ -98,6 +109,8 @@ def main(argv=None) -> int:
     if args.out:
         print(f'leaderboard: {len(table.rows)} rows, {len(table.columns)} measured columns -> {args.out}',
               file=sys.stderr)
+    for message in table.warnings:
+        print(f'warning: {message}', file=sys.stderr)
     for message in table.rejected:  # the board of the others is written; each file left out is named
         print(f'error: {message}', file=sys.stderr)
     return 2 if table.rejected else 0

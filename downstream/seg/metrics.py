@@ -3,23 +3,41 @@
 mmseg computes the per-class IoU but only logs it as a table. Here it is returned as ``IoU.<class>``
 (percent, like mIoU). Classes absent from both the ground truth and the predictions have no IoU: they are
 left out, as mmseg's mIoU (a nanmean) leaves them out.
+
+It also publishes each image's intersection and union per class (:mod:`vitbench.results.per_image`): the
+leaderboard's interval over images.
 """
 import math
 
+import numpy as np
+import torch
 from mmseg.evaluation import IoUMetric
 
 from vitbench.registry import METRICS
+from vitbench.results.per_image import image_id, publish
 
 
 @METRICS.register_module()
 class PerClassIoUMetric(IoUMetric):
     """``type='vitbench.PerClassIoUMetric'``: the arguments of mmseg's ``IoUMetric``."""
 
+    def process(self, data_batch: dict, data_samples) -> None:
+        # mmseg keeps (intersect, union, pred, label) per image; the image's name travels with them, so that the
+        # results gathered from every rank stay paired with their names
+        start = len(self.results)
+        super().process(data_batch, data_samples)
+        for i, sample in enumerate(data_samples[:len(self.results) - start]):
+            self.results[start + i] = (*self.results[start + i], image_id(sample.get('img_path') or ''))
+
     def compute_metrics(self, results: list) -> dict:
+        names = [r[4] if len(r) > 4 else '' for r in results]
+        results = [tuple(r[:4]) for r in results]
         # mmseg returns numpy float32 scalars rounded to 2 decimals: plain floats serialise to JSON
         metrics = {name: round(float(value), 2) for name, value in super().compute_metrics(results).items()}
         if self.format_only:
             return metrics
+        publish('mIoU', 'iou', [name or str(i) for i, name in enumerate(names)],
+                intersect=_pixel_counts([r[0] for r in results]), union=_pixel_counts([r[1] for r in results]))
         intersect = sum(r[0] for r in results).double()
         union = sum(r[1] for r in results).double()
         iou = (intersect / union * 100).tolist()  # 0 / 0 = nan for classes nobody saw
@@ -27,3 +45,9 @@ class PerClassIoUMetric(IoUMetric):
             if not math.isnan(value):
                 metrics[f'IoU.{name.strip()}'] = round(value, 2)
         return metrics
+
+
+def _pixel_counts(per_image) -> np.ndarray:
+    """(images, classes) pixel counts, as int32 when they fit (they do below 2^31 pixels an image)."""
+    counts = torch.stack([torch.as_tensor(c) for c in per_image]).double().cpu().numpy()
+    return counts.astype(np.int32 if counts.max(initial=0) < 2 ** 31 else np.int64)

@@ -40,6 +40,7 @@ from vitbench.engine.run_state import training_done
 from vitbench.experiment.protocol import protocol_of
 from vitbench.registry import HOOKS
 from vitbench.fileio import atomic_write_text
+from vitbench.results import per_image
 from vitbench.results.schema import DIVERGED, TASKS
 
 # Metric families that toolboxes report as fractions (mmdet's COCO AP); everything else is in percent.
@@ -168,6 +169,8 @@ def record_run(runner, metrics: Dict[str, float], training: bool, **extra) -> st
         return ''
     seed = None if runner.seed is None else int(runner.seed)
     record = dict(build_record(runner.cfg, metrics, seed, meter.cost(runner, training)), **extra)
+    # the metrics whose per-image evidence the last evaluation left beside the record (vitbench.results.per_image)
+    record['per_image'] = [m for m in per_image.metrics_in(runner.work_dir) if m in record['metrics']]
     return write_result(runner.work_dir, record)
 
 
@@ -232,9 +235,22 @@ class ResultRecorderHook(Hook):
             checkpoint.setdefault('meta', {})[_LAST_VALIDATION] = dict(iter=int(self._validated_at), metrics={
                 k: float(v) for k, v in self._metrics.items() if isinstance(v, numbers.Real)})
 
+    def before_val_epoch(self, runner) -> None:
+        per_image.take_published()  # what an evaluation outside this loop left: not this run's
+
+    before_test_epoch = before_val_epoch
+
     def after_val_epoch(self, runner, metrics=None) -> None:
         self._metrics = dict(metrics or {})
         self._validated_at = runner.iter
+        self._write_evidence(runner)
+
+    @staticmethod
+    def _write_evidence(runner) -> None:
+        """``per_image.npz``: the per-image arrays the metrics of this evaluation published (rank 0 computes)."""
+        evidence = per_image.take_published()
+        if evidence and runner.rank == 0:
+            per_image.write(runner.work_dir, evidence)
 
     def after_train(self, runner) -> None:
         metrics = dict(self._metrics)
@@ -244,6 +260,7 @@ class ResultRecorderHook(Hook):
         self._record(runner, metrics, training=True)
 
     def after_test_epoch(self, runner, metrics=None) -> None:
+        self._write_evidence(runner)
         self._record(runner, dict(metrics or {}), training=False)
 
     def _record(self, runner, metrics: Dict[str, float], training: bool) -> None:

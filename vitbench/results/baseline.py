@@ -7,10 +7,15 @@ seed by seed over the seeds both rows ran (same seed: same data order and head i
 summarised: mean Δ with the 95 % interval of :func:`~vitbench.results.stats.paired_difference`. A Δ whose
 interval excludes 0 is significant. Pairing can find a real difference that two overlapping unpaired
 intervals would hide, since what a seed does to both runs cancels out.
+
+Where both cells are one run each and both left per-image evidence, the Δ is paired by image instead: a
+percentile bootstrap that draws the same test images for both rows (:mod:`vitbench.results.bootstrap`), so a
+single seed per row, a paper-scale run, still gets an interval ("same seed or not").
 """
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from . import bootstrap
 from .stats import Summary, paired_difference
 from .table import Column, LeaderboardError, Row, Table
 
@@ -53,7 +58,21 @@ def paired_deltas(table: Table, baseline: str) -> Deltas:
         deltas.pairs.append((row, partner))
         for column in table.columns:
             if column in row.samples and column in partner.samples:
-                delta = paired_difference(row.samples[column], partner.samples[column])
+                delta = image_paired_difference(row, partner, column) or paired_difference(
+                    row.samples[column], partner.samples[column])
                 if delta is not None:
                     deltas.values[len(deltas.pairs) - 1, column] = delta
     return deltas
+
+
+def image_paired_difference(row: Row, partner: Row, column: Column) -> Optional[Summary]:
+    """Δ of two cells of one run each with its bootstrap interval over the images both were tested on; None
+    unless both left per-image evidence on shared images (cells of several seeds: the paired t over seeds)."""
+    runs, others = row.evidence.get(column, []), partner.evidence.get(column, [])
+    if len(runs) != 1 or len(others) != 1 or any(isinstance(r, bootstrap.Constant) for r in [*runs, *others]):
+        return None
+    values, n_images = bootstrap.resampled([runs, others])
+    if not n_images:
+        return None
+    low, high = bootstrap.percentile_interval(values[0] - values[1])
+    return Summary(row.values[column] - partner.values[column], 1, None, low, high, 'images')

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from vitbench.fileio import atomic_write_text
 
 from .baseline import Deltas, paired_deltas
+from .rank import Ranking, column_key, cross_task_rank
 from .html_interactive import CSS as INTERACTIVE_CSS
 from .html_interactive import MEASURED_ID, filter_box, script
 from .reproduction import (CSV_FIELDS, csv_cells, fmt_reported, html_section, links_by_cell, match_reported,
@@ -29,9 +30,16 @@ FORMATS = ('md', 'csv', 'html')
 LEGEND = ('Bold: best value of its column (higher is better; columns with at least two values). '
           'Empty cell: not measured. Params and GFLOPs: the backbone alone, at its own resolution. '
           'mean ± std (n=k): k runs with different seeds (sample std). '
+          '[a, b]: one run\'s 95 % interval over its test images, a percentile bootstrap of its per-image results '
+          '(1,000 resamples). '
           'Device-hours (dev-h): wall time × devices, of the pre-training and of everything the row ran.')
 DELTA_LEGEND = ('Δ: mean over the seeds both rows ran of (row − baseline), seed by seed, with its 95 % confidence '
-                'interval (Student t); * marks a Δ whose interval excludes 0.')
+                'interval (Student t); "by image": one run each, both with per-image results: the interval is a '
+                'paired bootstrap over the test images they share; * marks a Δ whose interval excludes 0.')
+RANK_LEGEND = ('Per column, z = (value − mean of the rows) / std of the rows (Battle of the Backbones); mean z over '
+               'the columns below. The 95 % interval and the rank probabilities come from {resamples:,} bootstrap '
+               'resamples ({what}), all rows drawn on the same images. ≈ best: cannot be told apart from the best '
+               'row (the interval of its difference in mean z includes 0).')
 COST_HEADER = ['pretrain dev-h', 'total dev-h', 'peak mem (MB)']
 PAPER_INTRO = ('Numbers copied from the papers (vitbench/results/paper_results.yaml), one table per source table. '
                'They are references, not runs of this suite, and are never mixed with the measured rows.')
@@ -48,10 +56,14 @@ def fmt_cost(value: Optional[float]) -> str:
 
 
 def fmt_summary(summary: Optional[Summary]) -> str:
-    """'41.2' for one run, '41.2 ± 0.8 (n=3)' for several seeds."""
+    """'41.2' for one run, '41.2 [39.8, 42.5]' for one run with its interval over images, '41.2 ± 0.8 (n=3)' for
+    several seeds (their t-interval in the tooltip and the CSV)."""
     if summary is None:
         return ''
-    return fmt_metric(summary.mean) if summary.n < 2 else f'{summary.mean:.1f} ± {summary.std:.1f} (n={summary.n})'
+    if summary.n < 2:
+        interval = '' if summary.ci95_low is None else f' [{summary.ci95_low:.1f}, {summary.ci95_high:.1f}]'
+        return fmt_metric(summary.mean) + interval
+    return f'{summary.mean:.1f} ± {summary.std:.1f} (n={summary.n})'
 
 
 def fmt_delta(delta: Optional[Summary]) -> str:
@@ -61,15 +73,17 @@ def fmt_delta(delta: Optional[Summary]) -> str:
     if delta.ci95_low is None:
         return f'{delta.mean:+.1f} (n={delta.n})'
     star = ' *' if delta.excludes_zero else ''
-    return f'{delta.mean:+.1f} [{delta.ci95_low:+.1f}, {delta.ci95_high:+.1f}] (n={delta.n}){star}'
+    by_image = ', by image' if 'images' in delta.interval else ''
+    return f'{delta.mean:+.1f} [{delta.ci95_low:+.1f}, {delta.ci95_high:+.1f}] (n={delta.n}{by_image}){star}'
 
 
 def _interval(summary: Summary) -> str:
-    """The tooltip of a cell: its 95 % interval and the value of each seed."""
+    """The tooltip of a cell: its 95 % interval and what it is over."""
     if summary.ci95_low is None:
         return ''
-    return f'mean {summary.mean:.2f}, std {summary.std:.2f}, n={summary.n}, 95% CI [{summary.ci95_low:.2f}, ' \
-           f'{summary.ci95_high:.2f}]'
+    std = '' if summary.std is None else f', std {summary.std:.2f}'
+    return f'mean {summary.mean:.2f}{std}, n={summary.n}, 95% CI [{summary.ci95_low:.2f}, ' \
+           f'{summary.ci95_high:.2f}] over {summary.interval.replace("+", " and ")}'
 
 
 def _epochs(row: Row) -> str:
@@ -197,8 +211,42 @@ def _md_deltas(deltas: Deltas, table: Table) -> List[str]:
     return lines
 
 
+def _rank_header(ranking: Ranking) -> List[str]:
+    return ['rank', 'backbone', 'pretraining', 'epochs', 'mean z [95 %]',
+            *[f'P(rank {k})' for k in range(1, len(ranking.ranked) + 1)], '≈ best']
+
+
+def _rank_rows(ranking: Ranking) -> List[List[str]]:
+    return [[str(r.rank), r.row.backbone, r.row.recipe, _epochs(r.row),
+             f'{r.mean_z:+.2f} [{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}]',
+             *[f'{p:.2f}' for p in r.rank_probability], 'yes' if r.tied_with_best else 'no'] for r in ranking.ranked]
+
+
+def _rank_notes(ranking: Ranking) -> List[str]:
+    """The legend, the columns ranked over, and what was left out."""
+    what = ranking.resampled.replace('+', ' and ') or 'nothing to resample: no per-image results or seeds'
+    notes = [RANK_LEGEND.format(resamples=ranking.resamples, what=what),
+             'Columns: ' + ', '.join(f'{c.label} ({column_key(c)})' for c in ranking.columns) + '.']
+    if ranking.dropped:
+        notes.append('Left out, since not every row has them (pick columns with --aggregate): '
+                     + ', '.join(c.label for c in ranking.dropped) + '.')
+    notes += [f'Not ranked: {row.backbone} / {row.recipe} / {_epochs(row) or "-"}: no '
+              + ', '.join(c.label for c in lacks) + '.' for row, lacks in ranking.missing]
+    return notes
+
+
+def _md_ranking(ranking: Ranking) -> List[str]:
+    head = _rank_header(ranking)
+    lines = ['## Cross-task rank', '', *[f'{n}\n' for n in _rank_notes(ranking)],
+             '| ' + ' | '.join(map(_md_cell, head)) + ' |',
+             '|' + '|'.join('---' if i in (1, 2) else '---:' for i in range(len(head))) + '|']
+    lines += ['| ' + ' | '.join(map(_md_cell, cells)) + ' |' for cells in _rank_rows(ranking)]
+    return lines
+
+
 def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
-                    deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = ()) -> str:
+                    deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = (),
+                    ranking: Optional[Ranking] = None) -> str:
     out = ['# vitbench leaderboard', '', '## Measured', '']
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){_where(sources, lambda s: f"`{s}`")}. {LEGEND}')
@@ -209,6 +257,8 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
         out += [''] + markdown_section(links, mismatches)
     if deltas is not None:
         out += [''] + _md_deltas(deltas, measured)
+    if ranking is not None:
+        out += [''] + _md_ranking(ranking)
     if measured.conflicts:
         out += ['', '## Warnings: conflicting duplicate runs', '',
                 'The same cell is filled by runs that disagree:', '']
@@ -249,7 +299,8 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     columns.sort(key=Column.sort_key)
     buf = io.StringIO()
     writer = _SafeCsvWriter(buf)
-    metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS))]
+    metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS),
+                                                      f'{c.label} interval over')]
     delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
     linked, unlinked = match_reported(measured, paper)
     links = links_by_cell(linked)
@@ -266,10 +317,10 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
         summary = row.stats.get(column)
         value = row.values.get(column)
         if column in row.diverged:
-            return ['diverged', '', '', '', '']
+            return ['diverged', '', '', '', '', '']
         if summary is None:
-            return [number(value), '', '1' if value is not None else '', '', '']
-        return [number(summary.mean), *(number(getattr(summary, f)) for f in _STAT_FIELDS)]
+            return [number(value), '', '1' if value is not None else '', '', '', '']
+        return [number(summary.mean), *(number(getattr(summary, f)) for f in _STAT_FIELDS), summary.interval]
 
     delta_index = {id(row): i for i, (row, _) in enumerate(deltas.pairs)} if deltas else {}
     for section, table in [('measured', measured)] + [(f'paper: {t.id}', t) for t in paper]:
@@ -360,13 +411,24 @@ def _html_deltas(deltas: Deltas, table: Table) -> str:
             f'<table id="deltas"><thead><tr>{head}</tr></thead><tbody>\n' + '\n'.join(body) + '\n</tbody></table>')
 
 
+def _html_ranking(ranking: Ranking) -> str:
+    e = html.escape
+    head = ''.join(f'<th>{e(h)}</th>' for h in _rank_header(ranking))
+    body = ['<tr>' + ''.join(f'<td>{e(t)}</td>' if i in (1, 2) else f'<td class="num">{e(t)}</td>'
+                             for i, t in enumerate(cells)) + '</tr>' for cells in _rank_rows(ranking)]
+    notes = ''.join(f'<p>{e(n)}</p>' for n in _rank_notes(ranking))
+    return (f'<h2>Cross-task rank</h2>{notes}<table id="rank"><thead><tr>{head}</tr></thead><tbody>\n'
+            + '\n'.join(body) + '\n</tbody></table>')
+
+
 def _img(title: str, png: bytes) -> str:
     data = base64.b64encode(png).decode('ascii')
     return f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"></figure>'
 
 
 def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (), plots: bool = True,
-                deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = ()) -> str:
+                deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = (),
+                ranking: Optional[Ranking] = None) -> str:
     from .plots import delta_plot, measured_plots, paper_plots
     e = html.escape
     n_runs = len({p for r in measured.rows for p in r.runs})
@@ -383,6 +445,8 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
         parts.append(_html_deltas(deltas, measured))
         if plots and deltas.values:
             parts.append(_img(*delta_plot(deltas, measured)))
+    if ranking is not None:
+        parts.append(_html_ranking(ranking))
     if measured.conflicts:
         parts.append('<h2 class="warning">Warnings: conflicting duplicate runs</h2>'
                      '<p>The same cell is filled by runs that disagree:</p><ul>')
@@ -421,17 +485,21 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
 
 
 def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
-           baseline: Optional[str] = None, figures: Sequence[Tuple[str, bytes]] = ()) -> str:
+           baseline: Optional[str] = None, figures: Sequence[Tuple[str, bytes]] = (),
+           aggregate: Optional[Sequence[str]] = None) -> str:
     """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it;
-    ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown."""
+    ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown. Markdown and HTML
+    rank the rows across tasks (:mod:`vitbench.results.rank`) over the columns ``aggregate`` names (default: the
+    downstream columns every row has)."""
     if fmt not in FORMATS:
         raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
     deltas = paired_deltas(measured, baseline) if baseline else None
-    if fmt == 'md':
-        return render_markdown(measured, paper, sources, deltas, figures)
     if fmt == 'csv':
         return render_csv(measured, paper, deltas)
-    return render_html(measured, paper, sources, deltas=deltas, figures=figures)
+    ranking = cross_task_rank(measured, aggregate)
+    if fmt == 'md':
+        return render_markdown(measured, paper, sources, deltas, figures, ranking)
+    return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking)
 
 
 def format_of(path: str) -> str:
@@ -445,7 +513,8 @@ def format_of(path: str) -> str:
 
 
 def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True,
-                      baseline: Optional[str] = None, figures: Sequence[str] = ()) -> Table:
+                      baseline: Optional[str] = None, figures: Sequence[str] = (),
+                      aggregate: Optional[Sequence[str]] = None) -> Table:
     """Build the table from the result.json files under ``runs`` and write it as ``{format: path}``
     (atomically: a reader never sees half a page), with the paired Δ against ``baseline`` when given. Every
     page is rendered before the first is written, so a bad baseline leaves no file. Returns the measured
@@ -458,7 +527,7 @@ def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool 
     for path in figures:
         with open(path, 'rb') as f:
             pngs.append((path, f.read()))
-    pages = {path: render(fmt, measured, tables, runs, baseline, pngs) for fmt, path in outputs.items()}
+    pages = {path: render(fmt, measured, tables, runs, baseline, pngs, aggregate) for fmt, path in outputs.items()}
     for path, text in pages.items():
         atomic_write_text(text, path)
     return measured

@@ -17,12 +17,15 @@ CONFIDENCE = 0.95
 
 @dataclass(frozen=True)
 class Summary:
-    """``mean`` of ``n`` values; with n >= 2 also the sample ``std`` and the interval [ci95_low, ci95_high]."""
+    """``mean`` of ``n`` values; with n >= 2 also the sample ``std`` and the interval [ci95_low, ci95_high].
+    ``interval`` says what the interval is over: 'seeds' (Student's t), 'images' (a bootstrap over the test images
+    of one run, :mod:`vitbench.results.bootstrap`); '' without one."""
     mean: float
     n: int
     std: Optional[float] = None
     ci95_low: Optional[float] = None
     ci95_high: Optional[float] = None
+    interval: str = ''
 
     @property
     def excludes_zero(self) -> bool:
@@ -39,7 +42,7 @@ def summarize(values: Sequence[float]) -> Summary:
         return Summary(mean, 1)
     std = statistics.stdev(values)  # sample standard deviation (n - 1)
     half = student_t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1) * std / math.sqrt(len(values))
-    return Summary(mean, len(values), std, mean - half, mean + half)
+    return Summary(mean, len(values), std, mean - half, mean + half, 'seeds')
 
 
 def paired_difference(values: Dict[Hashable, float], baseline: Dict[Hashable, float]) -> Optional[Summary]:

@@ -20,7 +20,10 @@ variant's own count only if no run of the row kept it).
 
 Runs of one cell with different ``seed`` s are aggregated: the cell holds the mean over seeds with its
 :class:`~vitbench.results.stats.Summary` (sample std, n, 95 % interval) and the value of each seed, so that rows
-can be compared paired by seed (:mod:`vitbench.results.baseline`). Two runs of the same seed (or two without a
+can be compared paired by seed (:mod:`vitbench.results.baseline`). A run that left per-image evidence beside its
+result.json (``per_image``: :mod:`vitbench.results.per_image`) gives its cell an interval over the test images, a
+percentile bootstrap (:mod:`vitbench.results.bootstrap`): the only interval a single run has (several seeds keep
+their t-interval). Two runs of the same seed (or two without a
 seed) that fill a cell with different values are a :class:`Conflict`: the newest is used and all are listed.
 Cells no run fills stay empty (``None``), never zero. Each row also carries the price of its numbers from the
 runs' ``cost``: device-hours of its pre-training, of each cell's task, in all, and the peak memory.
@@ -35,6 +38,9 @@ import os.path as osp
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+import numpy as np
+
+from . import bootstrap, per_image
 from .schema import DIVERGED, HEADLINE_METRICS, KINDS, METRIC_EVALS, TASKS
 from .stats import Summary, summarize
 
@@ -114,6 +120,8 @@ class Entry:
     task: str = ''
     config: str = ''  # the run's config, as :func:`config_name` puts it
     protocol: str = ''  # the name of the downstream protocol it ran under ('' : none recorded)
+    metric: str = ''  # its name in result.json
+    per_image: bool = False  # the run left per-image evidence for it (vitbench.results.per_image)
 
 
 @dataclass
@@ -148,6 +156,9 @@ class Row:
     stats: Dict[Column, Summary] = field(default_factory=dict)
     cell_configs: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # the configs of the runs used
     cell_protocols: Dict[Column, Tuple[str, ...]] = field(default_factory=dict)  # and their protocols' names
+    # each cell's runs (one per seed) as the bootstrap resamples them: per-image evidence, or a
+    # vitbench.results.bootstrap.Constant for a run that left none
+    evidence: Dict[Column, List[object]] = field(default_factory=dict)
     # the cells whose runs stopped because their loss stopped being finite (result.json status 'diverged'), with
     # where, shown as 'diverged', never as a number; a cell another run of which finished shows that run's value
     diverged: Dict[Column, str] = field(default_factory=dict)
@@ -172,6 +183,8 @@ class Table:
     note: str = ''
     id: str = ''
     rejected: List[str] = field(default_factory=list)  # measured: why each result file left out was, one line each
+    # measured: per-image evidence that could not be used (the cell keeps its value, without an interval over images)
+    warnings: List[str] = field(default_factory=list)
 
     def best(self, column: Column) -> Optional[float]:
         """The highest value of ``column`` when at least two rows have one (a single value is no ranking)."""
@@ -319,6 +332,9 @@ def read_result(path: str) -> dict:
                                      and isinstance(protocol.get('digest'), str)):
         raise LeaderboardError(f"{path}: key 'protocol' is {protocol!r}, expected null or an object "
                                '{"name": str, "digest": str}')
+    _optional(path, 'per_image', record.get('per_image'),
+              lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
+              "a list of metric names (those with evidence in per_image.npz beside it)")
     if record.get('backbone_overrides') is not None and not isinstance(record['backbone_overrides'], dict):
         raise LeaderboardError(f"{path}: key 'backbone_overrides' is {record['backbone_overrides']!r}, "
                                'expected an object')
@@ -382,9 +398,9 @@ def columns_of(record: dict) -> List[Tuple[str, Column]]:
             for metric, kind in HEADLINE_METRICS[record['task']]]
 
 
-def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
-    """The (column, value, priority) cells a record fills; metrics no column shows are left out, and a diverged
-    run fills none."""
+def cells_of(record: dict, with_metric: bool = False) -> List[tuple]:
+    """The (column, value, priority) cells a record fills (+ the metric's name with ``with_metric``); metrics no
+    column shows are left out, and a diverged run fills none."""
     if record.get('status') == DIVERGED:
         return []
     cells = []
@@ -392,7 +408,8 @@ def cells_of(record: dict) -> List[Tuple[Column, float, int]]:
         value = record['metrics'].get(metric)
         if value is None or math.isnan(value):
             continue
-        cells.append((column, float(value), 1 if record['task'] == 'finetune' else 0))
+        cells.append((column, float(value), 1 if record['task'] == 'finetune' else 0) + ((metric,) if with_metric
+                                                                                         else ()))
     return cells
 
 
@@ -468,6 +485,45 @@ def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conf
         row.cell_hours[column] = row.pretrain_hours + task_hours
 
 
+# how far a run's per-image evidence may recompute its recorded value: the toolboxes round what they report
+# (mmseg's mIoU to 0.01, mmdet's AP to 0.001 of a fraction: 0.1 points)
+_EVIDENCE_TOLERANCE = 0.051
+
+
+def _attach_evidence(row: Row, column: Column, entries: List[Entry], warnings: List[str]) -> None:
+    """The cell's runs as the bootstrap resamples them, and for a cell of one run that left per-image evidence its
+    interval over the test images: it has no other. A cell of several seeds keeps Student's t over them: the
+    percentile bootstrap of a handful of seeds is too narrow (3 seeds: about half the t-interval's width).
+    Evidence that does not recompute the run's recorded value (a per_image.npz of another run) is named in
+    ``warnings`` and not used."""
+    top = max(e.priority for e in entries)
+    used = {}
+    for e in sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True):
+        used.setdefault(e.seed, e)  # the newest run of each seed, as _aggregate
+    runs = []
+    for e in used.values():
+        evidence = None
+        if e.per_image:
+            try:
+                evidence = per_image.evidence_of(e.path, e.metric)
+            except per_image.EvidenceError as error:
+                warnings.append(f'{error} (the interval over images of {e.path} is left out)')
+        if evidence is not None:
+            recomputed = evidence.value(np.ones(len(evidence.ids)))
+            if abs(recomputed - e.value) > _EVIDENCE_TOLERANCE:
+                warnings.append(f"{osp.join(osp.dirname(e.path), per_image.FILE)}: its '{e.metric}' evidence gives "
+                                f'{recomputed:.2f}, the result.json beside it {e.value:.2f}: not the same run\'s; the '
+                                'interval over images is left out')
+                evidence = None
+        runs.append(evidence if evidence is not None else bootstrap.Constant(e.value))
+    row.evidence[column] = runs
+    if len(runs) == 1 and not isinstance(runs[0], bootstrap.Constant):
+        values, n_images = bootstrap.resampled([runs])
+        if n_images:
+            low, high = bootstrap.percentile_interval(values[0])
+            row.stats[column] = Summary(row.stats[column].mean, 1, None, low, high, 'images')
+
+
 def _row_price(row: Row, records: List[dict]) -> None:
     """Pre-training device-hours (its own runs, else what downstream runs read from their checkpoint), the
     total over every distinct (task, dataset, eval, fine-tuning resolution) the row ran (mean over seeds) and the largest peak memory."""
@@ -505,19 +561,22 @@ def build_table(paths: Sequence[str]) -> Table:
                None if epochs is None else int(epochs))
         by_row[key].append(record)
         row_paths[key].append(path)
-        for column, value, priority in cells_of(record):
+        for column, value, priority, metric in cells_of(record, with_metric=True):
             cells[key, column].append(Entry(value, path, record.get('created') or '', priority, _seed_of(record),
                                             _cost(record, 'device_hours'), record['task'],
                                             config_name(record.get('config')),
-                                            (record.get('protocol') or {}).get('name', '')))
+                                            (record.get('protocol') or {}).get('name', ''), metric,
+                                            metric in (record.get('per_image') or ())))
 
     rows = {key: Row(*key, params_M=_row_cost(recs, 'params_M'), gflops=_row_cost(recs, 'gflops'),
                      runs=row_paths[key]) for key, recs in by_row.items()}
     for key, recs in by_row.items():
         _row_price(rows[key], recs)
     conflicts: List[Conflict] = []
+    warnings: List[str] = []
     for (key, column), entries in cells.items():
         _aggregate(key, column, entries, rows[key], conflicts)
+        _attach_evidence(rows[key], column, entries, warnings)
     for key, recs in by_row.items():
         for record in recs:
             if record.get('status') == DIVERGED:
@@ -528,4 +587,5 @@ def build_table(paths: Sequence[str]) -> Table:
     conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key(),
                                   -1 if c.seed is None else c.seed))
     columns = sorted_columns(c for r in ordered for c in [*r.values, *r.diverged])
-    return Table(ordered, columns, conflicts, title='Measured', id='measured', rejected=rejected)
+    return Table(ordered, columns, conflicts, title='Measured', id='measured', rejected=rejected,
+                 warnings=warnings)
