@@ -194,3 +194,19 @@ def test_a_row_missing_a_chosen_column_is_listed_not_ranked(tmp_path):
         'cifar10', 'flowers102'])
     with pytest.raises(LeaderboardError, match="--aggregate: no column 'ade20k'.*expected some of: cifar10, flowers102"):
         cross_task_rank(table, ['ade20k'])
+
+
+def test_errors_rank_lowest_first_and_are_no_percentages(tmp_path):
+    """mCE and ECE: the lowest is the best (bold), the rank turns their sign; mCE may exceed 100 (AlexNet's is
+    100 by definition)."""
+    for recipe, mce, ece in (('a', 60.0, 3.0), ('b', 120.0, 9.0), ('c', 70.0, 5.0)):
+        (tmp_path / recipe).mkdir()
+        (tmp_path / recipe / 'result.json').write_text(json.dumps(dict(
+            task='finetune', dataset='imagenet', backbone='vit_tiny', pretrain=dict(recipe=recipe, epochs=1),
+            metrics=dict(top1=70.0, mCE=mce, ece=ece))))
+    table = build_table([str(tmp_path)])
+    assert not table.rejected
+    assert {c.label: table.best(c) for c in table.columns} == {'ImageNet top-1': 70.0, 'ImageNet mCE': 60.0,
+                                                               'ImageNet ECE': 3.0}
+    ranking = cross_task_rank(table, ['imagenet_mce', 'imagenet_ece'])
+    assert [r.row.recipe for r in ranking.ranked] == ['a', 'c', 'b'] and ranking.resampled == ''

@@ -1,7 +1,8 @@
 """The cross-task rank: "which backbone is better overall?", with how sure the answer is.
 
 Per column, each row's value is standardised across the rows ranked (z = (value − mean) / sample std, the
-z-score of Battle of the Backbones); a row's score is its mean z over the columns chosen. The uncertainty comes
+z-score of Battle of the Backbones; its sign turned for an error such as mCE, so that a higher z is better); a
+row's score is its mean z over the columns chosen. The uncertainty comes
 from the bootstrap of :mod:`vitbench.results.bootstrap`: each resample draws every column's test images again
 (the same images for all rows: they are paired) and, where a cell has several, its seeds, and ranks the rows
 anew. The table gives each row's mean z with its 95 % interval, its rank, the probability of each rank, and
@@ -17,16 +18,18 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import bootstrap
+from .schema import LOWER_IS_BETTER
 from .table import Column, LeaderboardError, Row, Table
 
 DOWNSTREAM_KINDS = ('seg', 'box', 'mask', 'transfer')
 
 
 def column_key(column: Column) -> str:
-    """The name ``--aggregate`` takes: 'ade20k', 'coco_box', 'coco_mask', 'cifar10', 'imagenet', 'ade20k_ms'."""
-    key = column.dataset + {'box': '_box', 'mask': '_mask'}.get(column.kind, '')
+    """The name ``--aggregate`` takes: 'ade20k', 'coco_box', 'coco_mask', 'cifar10', 'imagenet', 'imagenet_a',
+    'imagenet_mce', 'imagenet_ece', 'ade20k_ms'."""
+    key = column.dataset + {'box': '_box', 'mask': '_mask', 'mce': '_mce', 'ece': '_ece'}.get(column.kind, '')
     if column.eval != 'ss':
-        key += '_' + column.eval.replace(', ', '_')
+        key += '_' + column.eval.replace(', ', '_').replace(' ', '-').lower()
     return key + (f'_{column.res}' if column.res else '')
 
 
@@ -81,7 +84,8 @@ def cross_task_rank(table: Table, names: Optional[Sequence[str]] = None, resampl
     missing = [(r, [c for c in columns if c not in r.values]) for r in candidates if r not in rows]
     if len(rows) < 2 or not columns:
         return None
-    point = _standardise(np.array([[r.values[c] for r in rows] for c in columns])).mean(axis=0)
+    sign = np.array([-1.0 if c.kind in LOWER_IS_BETTER else 1.0 for c in columns])[:, None]  # higher z: better
+    point = (sign * _standardise(np.array([[r.values[c] for r in rows] for c in columns]))).mean(axis=0)
     draws = np.empty((len(columns), len(rows), resamples))
     images = seeds = False
     for i, column in enumerate(columns):
@@ -89,7 +93,7 @@ def cross_task_rank(table: Table, names: Optional[Sequence[str]] = None, resampl
         draws[i], n_images = bootstrap.resampled(groups, resamples, seed + i)
         images |= n_images > 0
         seeds |= any(len(g) > 1 for g in groups)
-    mean_z = _standardise(draws).mean(axis=0)  # (rows, resamples)
+    mean_z = (sign[:, :, None] * _standardise(draws)).mean(axis=0)  # (rows, resamples)
     ranks = (-mean_z).argsort(axis=0).argsort(axis=0) + 1
     best = int(point.argmax())
     order = np.argsort(-point, kind='stable')

@@ -27,7 +27,8 @@ from .stats import Summary
 from .table import Column, Row, Table
 
 FORMATS = ('md', 'csv', 'html')
-LEGEND = ('Bold: best value of its column (higher is better; columns with at least two values). '
+LEGEND = ('Bold: best value of its column (higher is better, lower for mCE and ECE; columns with at least two '
+          'values). '
           'Empty cell: not measured. Params and GFLOPs: the backbone alone, at its own resolution. '
           'mean ± std (n=k): k runs with different seeds (sample std). '
           '[a, b]: one run\'s 95 % interval over its test images, a percentile bootstrap of its per-image results '

@@ -41,7 +41,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import bootstrap, per_image
-from .schema import DIVERGED, HEADLINE_METRICS, KINDS, METRIC_EVALS, TASKS
+from .schema import DIVERGED, HEADLINE_METRICS, KINDS, LOWER_IS_BETTER, METRIC_EVALS, TASKS, UNBOUNDED_METRICS
 from .stats import Summary, summarize
 
 # Display names and order of the datasets the suite knows; others keep their own name, after these.
@@ -88,7 +88,8 @@ class Column:
         name = dataset_label(self.dataset)
         if self.kind == 'seg':
             return f'{name} mIoU {self.eval.upper()}' if self.eval in _EVAL_ORDER else f'{name} mIoU ({self.eval})'
-        what = {'cls': 'top-1', 'transfer': 'top-1', 'box': 'box AP', 'mask': 'mask AP'}[self.kind]
+        what = {'cls': 'top-1', 'transfer': 'top-1', 'box': 'box AP', 'mask': 'mask AP', 'mce': 'mCE',
+                'ece': 'ECE'}[self.kind]
         return f'{name} {what}' + ('' if self.eval == 'ss' else f' ({self.eval})') + (f' ↑{self.res}' if self.res
                                                                                       else '')
 
@@ -187,9 +188,12 @@ class Table:
     warnings: List[str] = field(default_factory=list)
 
     def best(self, column: Column) -> Optional[float]:
-        """The highest value of ``column`` when at least two rows have one (a single value is no ranking)."""
+        """The highest value of ``column`` (the lowest for an error: mCE, ECE) when at least two rows have one (a
+        single value is no ranking)."""
         values = [r.values[column] for r in self.rows if column in r.values]
-        return max(values) if len(values) >= 2 else None
+        if len(values) < 2:
+            return None
+        return min(values) if column.kind in LOWER_IS_BETTER else max(values)
 
     def is_best(self, row: Row, column: Column) -> bool:
         best = self.best(column)
@@ -250,7 +254,8 @@ def _count(value) -> bool:
 
 
 # the metrics the leaderboard shows, all percentages (result.json stores COCO's AP as percent too)
-_PERCENT_METRICS = {task: {metric for metric, _ in metrics} for task, metrics in HEADLINE_METRICS.items()}
+_PERCENT_METRICS = {task: {metric for metric, _ in metrics} - set(UNBOUNDED_METRICS)
+                    for task, metrics in HEADLINE_METRICS.items()}
 
 
 def _object(value) -> bool:
