@@ -17,14 +17,18 @@ from .mae_vis import MAEVisualizationHook
 from .mocov3 import MoCoMomentumHook, MoCoV3
 from .metrics import Accuracy, ReaLAccuracy, ReconstructionLoss
 from .preprocessor import ClsDataPreprocessor
+from .robustness import ImageNetA, ImageNetC, ImageNetR, ImageNetSketch
+from .robustness_metrics import AccuracyWithCalibration, CalibrationError, ClassSubsetAccuracy, CorruptionError
 from .samplers import RepeatAugSampler
 from .ssl_transforms import GaussianBlur, MultiView, RandomColorJitter, RandomGrayscale, Solarize
 from .transforms import (ColorJitter, LoadImage, PackInputs, RandAugment, RandomHorizontalFlip, RandomResizedCrop,
                          ResizeCenterCrop, SimpleRandomCrop, ThreeAugment)
 
 __all__ = ['ImageClassifier', 'ClsLoss', 'MAE', 'MAEDecoder', 'DistilledMAE', 'random_masking', 'ImageNet',
-           'ImageNetV2', 'ImageNetReaL', 'ImageNet21k', 'ExtraSetsValLoop', 'ClsDataPreprocessor', 'RepeatAugSampler',
-           'Accuracy', 'ReaLAccuracy', 'ReconstructionLoss', 'BackboneExportHook',
+           'ImageNetV2', 'ImageNetReaL', 'ImageNet21k', 'ImageNetA', 'ImageNetR', 'ImageNetSketch', 'ImageNetC',
+           'ExtraSetsValLoop', 'ClsDataPreprocessor', 'RepeatAugSampler', 'Accuracy', 'ReaLAccuracy',
+           'ReconstructionLoss', 'ClassSubsetAccuracy', 'CorruptionError', 'CalibrationError',
+           'AccuracyWithCalibration', 'BackboneExportHook',
            'MAEVisualizationHook', 'apply_trainable', 'trainable_names', 'LoadImage', 'RandomResizedCrop',
            'SimpleRandomCrop', 'ThreeAugment', 'ColorJitter', 'RandAugment', 'RandomHorizontalFlip',
            'ResizeCenterCrop', 'PackInputs', 'MoCoV3', 'MoCoMomentumHook', 'MultiView', 'RandomColorJitter',

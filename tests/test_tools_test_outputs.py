@@ -144,6 +144,12 @@ def test_detection_draws_every_image_and_dumps_what_coco_ap_scores(tools_test, t
     metrics = evaluator.offline_evaluate(predictions)
     assert 100 * metrics['coco/bbox_mAP'] == pytest.approx(record['metrics']['bbox_mAP'], abs=0.05)
     assert 100 * metrics['coco/segm_mAP'] == pytest.approx(record['metrics']['segm_mAP'], abs=0.05)
+    # the per-image evidence beside it (pycocotools' matches; tests/test_coco_ap.py checks it against pycocotools)
+    assert record['per_image'] == ['bbox_mAP', 'segm_mAP']
+    evidence = per_image.read(str(tmp_path / 'work' / per_image.FILE))
+    assert sorted(evidence['bbox_mAP'].ids.tolist()) == sorted(sizes)
+    for name in ('bbox_mAP', 'segm_mAP'):
+        assert evidence[name].value(np.ones(len(sizes))) == pytest.approx(record['metrics'][name], abs=0.05)
 
 
 def test_classification_dumps_scores_and_labels_and_refuses_to_draw(tools_test, tiny, tmp_path, capsys):  # noqa: F811

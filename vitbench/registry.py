@@ -49,6 +49,7 @@ HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', '
                                         'vitbench.experiment.param_table', 'vitbench.experiment.divergence',
                                         'vitbench.engine.run_state'])
 DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'pretrain.imagenet21k',
+                                                 'pretrain.robustness',
                                                  'downstream.transfer',
                                                  'downstream.seg.datasets', 'downstream.det.datasets'])
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])
@@ -64,7 +65,8 @@ OPTIM_WRAPPERS = _child('optim_wrapper', MMENGINE_OPTIM_WRAPPERS, ['vitbench.eng
 OPTIM_WRAPPER_CONSTRUCTORS = _child('optimizer wrapper constructor', MMENGINE_OPTIM_WRAPPER_CONSTRUCTORS,
                                     ['vitbench.engine.layer_decay'])
 PARAM_SCHEDULERS = _child('parameter scheduler', MMENGINE_PARAM_SCHEDULERS)
-METRICS = _child('metric', MMENGINE_METRICS, ['pretrain.metrics', 'downstream.seg.metrics'])
+METRICS = _child('metric', MMENGINE_METRICS, ['pretrain.metrics', 'pretrain.robustness_metrics',
+                                              'downstream.seg.metrics', 'downstream.det.metrics'])
 EVALUATOR = _child('evaluator', MMENGINE_EVALUATOR)
 TASK_UTILS = _child('task util', MMENGINE_TASK_UTILS)
 VISUALIZERS = _child('visualizer', MMENGINE_VISUALIZERS)

@@ -34,12 +34,23 @@ train_dataloader = dict(batch_size=64, num_workers=2, pin_memory=False,
 val_dataloader = dict(batch_size=100, num_workers=1, pin_memory=False,
                       dataset=dict(data_root=data_root, pipeline=test_pipeline))
 test_dataloader = val_dataloader
-# ImageNet-V2 and ReaL after the last validation (top1_v2, top1_real in result.json), demo copies: a second
+# after the last validation, the demo copies of the extra test sets (configs/_base_/datasets/imagenet_extra_sets.py):
+# ImageNet-V2 and ReaL (top1_v2, top1_real in result.json), and the robustness sets: A and R (top1_a, top1_r: the
+# argmax over the demo classes in their 200), Sketch (top1_sketch) and C (eight of the 15 corruptions at five
+# severities: mCE_partial); ImageNet val's own evaluator adds the calibration error (ece)
+_demo = 'data/demo/'
 val_cfg = dict(extra_sets=[
-    dict(dataset=dict(type='ImageNetV2', data_root='data/demo/imagenet_v2/imagenetv2-matched-frequency-format-val'),
+    dict(dataset=dict(type='ImageNetV2', data_root=_demo + 'imagenet_v2/imagenetv2-matched-frequency-format-val'),
          evaluator=dict(type='Accuracy', topk=(1, 5), suffix='_v2')),
-    dict(dataset=dict(type='ImageNetReaL', data_root='data/demo/imagenet_real', ann_file='real.json'),
+    dict(dataset=dict(type='ImageNetReaL', data_root=_demo + 'imagenet_real', ann_file='real.json'),
          evaluator=dict(type='ReaLAccuracy')),
+    dict(dataset=dict(type='ImageNetA', data_root=_demo + 'imagenet_a/imagenet-a'),
+         evaluator=dict(type='ClassSubsetAccuracy', classes='imagenet_a')),
+    dict(dataset=dict(type='ImageNetR', data_root=_demo + 'imagenet_r/imagenet-r'),
+         evaluator=dict(type='ClassSubsetAccuracy', classes='imagenet_r')),
+    dict(dataset=dict(type='ImageNetSketch', data_root=_demo + 'imagenet_sketch/sketch'),
+         evaluator=dict(type='Accuracy', topk=(1, 5), suffix='_sketch')),
+    dict(dataset=dict(type='ImageNetC', data_root=_demo + 'imagenet_c'), evaluator=dict(type='CorruptionError')),
 ])
 
 optim_wrapper = dict(optimizer=dict(lr=4e-3))

@@ -31,7 +31,8 @@ _make_data = ['tools/make_demo_data.py', '--out', 'data/demo', '--scale', 'small
 
 stages = [
     # a no-op when present; the downstream sets are drawn while the pre-training runs
-    dict(name='data', kind='command', argv=_make_data + ['imagenet', 'imagenet_v2', 'imagenet_real']),
+    dict(name='data', kind='command', argv=_make_data + ['imagenet', 'imagenet_v2', 'imagenet_real', 'imagenet_a',
+                                                         'imagenet_r', 'imagenet_sketch', 'imagenet_c']),
     dict(name='data_downstream', kind='command', argv=_make_data + ['ade20k', 'coco', 'cifar10', 'flowers102']),
     dict(name='sup', config='configs/demo/sup_demo.py', depends_on=['data'], outputs=['backbone.pth'], args=_amp),
     # masked image modelling needs a ViT: for another family (--backbones patchconvnet_demo_64) the MAE and dMAE

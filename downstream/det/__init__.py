@@ -9,12 +9,15 @@ windowed attention is an option of the vitbench backbone and layer-wise LR decay
   and one naming configured classes the annotation file lacks;
 - ``vitbench.SimpleFeaturePyramid``: ViTDet's pyramid from the backbone's last map;
 - ``vitbench.LN2d``: LayerNorm over channels, the norm of that pyramid and of the RoI heads;
+- ``vitbench.CocoMetric``: mmdet's, also publishing the per-image matches behind box and mask AP (the
+  leaderboard's interval over the test images);
 - the ``--backbone`` adapter that keeps pyramid width, scales and global blocks consistent with the new
   backbone.
 """
 
 from .datasets import CocoDataset
+from .metrics import CocoMetric
 from .neck import LayerNorm2d, SimpleFeaturePyramid
 from .swap import global_blocks, pyramid_scales
 
-__all__ = ['CocoDataset', 'LayerNorm2d', 'SimpleFeaturePyramid', 'global_blocks', 'pyramid_scales']
+__all__ = ['CocoDataset', 'CocoMetric', 'LayerNorm2d', 'SimpleFeaturePyramid', 'global_blocks', 'pyramid_scales']

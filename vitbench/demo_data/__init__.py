@@ -5,15 +5,15 @@ described once, by the suite's reader of it (pretrain/data.py, downstream/seg/da
 downstream/det/datasets.py, the modules of downstream/transfer/): the modules here take its layout text and
 its file, folder and split names, class counts and extensions from there.
 """
-from . import (ade20k, aircraft, cars, cifar, coco, flowers, imagenet, imagenet21k, imagenet_real, imagenet_v2, inat,
-               pets)
+from . import (ade20k, aircraft, cars, cifar, coco, flowers, imagenet, imagenet21k, imagenet_real, imagenet_robustness,
+               imagenet_v2, inat, pets)
 from .base import SCALES, DemoDataset
 from .build import check, format_problems, generate
 
 DATASETS = {ds.name: ds for ds in (
     imagenet.DATASET, imagenet_v2.DATASET, imagenet_real.DATASET, ade20k.DATASET, coco.DATASET, cifar.CIFAR10,
     cifar.CIFAR100, flowers.DATASET, cars.DATASET, pets.DATASET, aircraft.DATASET, inat.DATASET,
-    imagenet21k.DATASET)}
+    imagenet21k.DATASET, *imagenet_robustness.DATASETS)}
 
 
 def select(names=None):

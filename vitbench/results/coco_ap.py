@@ -98,13 +98,15 @@ class CocoAP:
     ground truth in the multiset are left out of the mean (pycocotools' -1); when no category has any, the value
     is pycocotools' ``-1 * 100``.
 
-    Exact for all-ones counts (the run's own AP) and for any counts of 0 and 1. With an image counted twice or
-    more, two *different* detections of one category with exactly the same score can rank differently from a
-    real duplicated set: there the copies of image ``i`` interleave tied detections (a b a b), here each
-    detection's copies stay together (a a b b); the curve's end points agree, the precision between them may not.
+    Exact (to the rounding of the final mean) for all-ones counts, the run's own AP, and for any counts of 0 and 1.
+    Ties between images are exact too (the copies of the earlier image come first, as here). Not so two *different*
+    detections of one category in one image with exactly the same score, that image counted twice or more: the
+    real copies interleave them (a b a b), here each detection's copies stay together (a a b b); the tie group's
+    end point agrees, the precision within it may not.
 
-    Speed: ``values`` on COCO-val-sized evidence (5,000 images, 80 categories, 100 detections per image, ~36,000
-    ground truths) takes about SPEED_PLACEHOLDER for 1,000 resamples on a 2-core AMD EPYC.
+    Speed: ``values`` of 1,000 resamples of COCO-val-sized evidence (synthetic: 5,000 images, 80 categories, 100
+    detections per image, 36,500 ground truths, 26,000 detections matched) took 10 s on a 2-core AMD EPYC (10-15 s
+    with its other core busy); ``__init__`` 0.2 s.
     """
 
     def __init__(self, fields: Mapping[str, np.ndarray]):
@@ -173,6 +175,8 @@ class CocoAP:
             tp = np.cumsum(weight[:, :, None] * event_tp, axis=1)  # (rows, events, T), as accumulate's tp_sum
             fp = np.cumsum(weight[:, :, None] * event_fp, axis=1) + fp_before[:, :, None]
             precision = tp / (fp + tp + np.spacing(1))
+            # right-to-left maximum; at the end of a run that is not a true positive's, precision is never above
+            # its value at the end of the run before, so taking those in too changes nothing
             envelope = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
             recall = tp / npig[chunk, None, None]
             reached = np.searchsorted(self.rec_thrs, recall, side='right')  # recall levels at or below

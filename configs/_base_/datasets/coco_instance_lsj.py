@@ -1,7 +1,7 @@
 # COCO 2017 instances (118k train / 5k val images, 80 classes) with mmdet's loader, large-scale jitter as
 # ViTDet: flip, resize to 0.1-2.0x of image_size (longer side), crop image_size. Test: resize the longer side
 # to image_size. The model's data_preprocessor pads both to the image_size square (pad_size_divisor).
-# Box and mask AP by CocoMetric.
+# Box and mask AP by mmdet's CocoMetric (vitbench's: it also keeps the per-image matches).
 # Layout: data_root/{train2017,val2017}/*.jpg, data_root/annotations/instances_{train,val}2017.json.
 dataset_type = 'vitbench.CocoDataset'  # mmdet's, with a clear error for a wrong data_root
 data_root = 'data/coco/'
@@ -48,7 +48,8 @@ val_dataloader = dict(
         test_mode=True,
         pipeline=test_pipeline))
 test_dataloader = val_dataloader
-# box and mask AP, AP50, AP75, APs/m/l on the original annotations (crowds and mask areas included)
+# box and mask AP, AP50, AP75, APs/m/l on the original annotations (crowds and mask areas included); mmdet's
+# CocoMetric that also leaves the per-image matches behind box and mask AP (per_image.npz)
 val_evaluator = dict(
-    type='CocoMetric', ann_file=data_root + 'annotations/instances_val2017.json', metric=['bbox', 'segm'])
+    type='vitbench.CocoMetric', ann_file=data_root + 'annotations/instances_val2017.json', metric=['bbox', 'segm'])
 test_evaluator = val_evaluator

@@ -34,7 +34,9 @@ val_dataloader = dict(
     sampler=dict(type='DefaultSampler', shuffle=False),
     collate_fn=dict(type='default_collate'),
     dataset=dict(type='ImageNet', data_root=data_root, split='val', pipeline=test_pipeline, test_mode=True))
-val_evaluator = dict(type='Accuracy', topk=(1, 5))
+# top-1, top-5 and the expected calibration error (15 bins): Accuracy and CalibrationError in one dict, which
+# configs override as before (pretrain/robustness_metrics.py)
+val_evaluator = dict(type='AccuracyWithCalibration', topk=(1, 5))
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
 test_cfg = dict()
