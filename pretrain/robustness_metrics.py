@@ -17,6 +17,7 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 
 from vitbench.registry import METRICS
+from vitbench.results.per_image import publish
 
 from .metrics import Accuracy, _image_ids, _publish_top1, _scored, _stand_ins, _with_skipped
 from .robustness import ALL_CORRUPTIONS, CORRUPTION, CORRUPTIONS, SEVERITIES, SEVERITY, class_subset_indices
@@ -104,14 +105,15 @@ class CorruptionError(BaseMetric):
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         tags = data_batch['data_samples']
-        pairs = zip(tags[CORRUPTION], tags[SEVERITY], _stand_ins(data_batch, len(data_samples)))
-        for sample, (corruption, severity, stand_in) in zip(data_samples, pairs):
+        names = _image_ids(data_batch, len(data_samples))  # the clean image's name: its copies share it
+        pairs = zip(tags[CORRUPTION], tags[SEVERITY], _stand_ins(data_batch, len(data_samples)), names)
+        for sample, (corruption, severity, stand_in, name) in zip(data_samples, pairs):
             right = int(sample['pred_score'].argmax()) == int(sample['gt_label'])
-            self.results.append(None if stand_in else (int(corruption), int(severity), right))
+            self.results.append(None if stand_in else (int(corruption), int(severity), right, name))
 
     def compute_metrics(self, results: list) -> dict:
         counts: Dict[tuple, List[int]] = {}  # (corruption, severity) -> [right, images]
-        for corruption, severity, right in _scored(results):
+        for corruption, severity, right, _ in _scored(results):
             count = counts.setdefault((ALL_CORRUPTIONS[corruption], severity), [0, 0])
             count[0] += right
             count[1] += 1
@@ -124,7 +126,26 @@ class CorruptionError(BaseMetric):
             print_log(f'ImageNet-C: no corruption error for {missing} (their folders, or some of their severities '
                       '1-5, were not evaluated); reporting mCE_partial, the mean over the other corruptions',
                       logger='current', level=30)
+        for name in ('mCE', 'mCE_partial'):
+            if name in metrics:
+                publish_corruption_evidence(name, _scored(results), metrics)
         return _with_skipped(metrics, results)
+
+
+def publish_corruption_evidence(name: str, scored: list, metrics: dict) -> None:
+    """The mCE as a weighted sum of each (corruption, severity)'s error (vitbench.results.per_image's
+    ``grouped_error``): weight 1 / (corruptions in the mean × severities × AlexNet's mean error) for the corruptions
+    whose CE is in ``metrics``, 0 for the others. An image's copies are resampled together."""
+    conditions = sorted({(corruption, severity) for corruption, severity, _, _ in scored})
+    group = {condition: g for g, condition in enumerate(conditions)}
+    counted = [c for c in CORRUPTIONS if f'CE_{c}' in metrics]
+    weight = [1.0 / (len(counted) * len(SEVERITIES) * ALEXNET_ERROR[ALL_CORRUPTIONS[c]])
+              if ALL_CORRUPTIONS[c] in counted else 0.0 for c, _ in conditions]
+    images = sorted({image for _, _, _, image in scored})
+    image_index = {image: i for i, image in enumerate(images)}
+    publish(name, 'grouped_error', images, entry_image=[image_index[image] for _, _, _, image in scored],
+            correct=[right for _, _, right, _ in scored], group=[group[c, s] for c, s, _, _ in scored],
+            group_weight=weight)
 
 
 def expected_calibration_error(confidences: torch.Tensor, correct: torch.Tensor, bins: int = 15) -> float:
@@ -153,17 +174,20 @@ class CalibrationError(BaseMetric):
         self.bins, self.suffix = bins, suffix
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        for sample, stand_in in zip(data_samples, _stand_ins(data_batch, len(data_samples))):
+        names = _image_ids(data_batch, len(data_samples))
+        for sample, stand_in, name in zip(data_samples, _stand_ins(data_batch, len(data_samples)), names):
             if stand_in:
                 self.results.append(None)
                 continue
             confidence, top1 = sample['pred_score'].float().max(dim=-1)
-            self.results.append((float(confidence), int(top1) == int(sample['gt_label'])))
+            self.results.append((float(confidence), int(top1) == int(sample['gt_label']), name))
 
     def compute_metrics(self, results: list) -> dict:
         scored = _scored(results)
-        ece = expected_calibration_error(torch.tensor([c for c, _ in scored]), torch.tensor([r for _, r in scored]),
-                                         self.bins)
+        confidence, correct = [c for c, _, _ in scored], [r for _, r, _ in scored]
+        publish(f'ece{self.suffix}', 'calibration', [name or str(i) for i, (_, _, name) in enumerate(scored)],
+                confidence=confidence, correct=correct, bins=self.bins)
+        ece = expected_calibration_error(torch.tensor(confidence), torch.tensor(correct), self.bins)
         return _with_skipped({f'ece{self.suffix}': ece}, results)
 
 

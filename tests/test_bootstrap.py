@@ -210,3 +210,47 @@ def test_errors_rank_lowest_first_and_are_no_percentages(tmp_path):
                                                                'ImageNet ECE': 3.0}
     ranking = cross_task_rank(table, ['imagenet_mce', 'imagenet_ece'])
     assert [r.row.recipe for r in ranking.ranked] == ['a', 'c', 'b'] and ranking.resampled == ''
+
+
+def test_ece_evidence_recomputes_the_metric_on_a_resample():
+    from pretrain.robustness_metrics import CalibrationError, expected_calibration_error
+    g = torch.Generator().manual_seed(5)
+    scores = torch.rand(40, 6, generator=g).softmax(-1) ** 0.5
+    labels = torch.randint(0, 6, (40,), generator=g)
+    metric = CalibrationError()
+    batch = dict(data_samples=dict(gt_label=labels, img_path=[f'/v/c/{i}.JPEG' for i in range(40)]))
+    metric.process(batch, [dict(pred_score=s, gt_label=y) for s, y in zip(scores, labels)])
+    per_image.take_published()
+    reported = metric.compute_metrics(metric.results)['ece']
+    evidence = per_image.Calibration(per_image.take_published()['ece'])
+    assert evidence.value(np.ones(40)) == pytest.approx(reported, abs=1e-9)
+    draw = np.random.default_rng(0).integers(0, 40, 40)
+    confidence, top1 = scores.max(-1)
+    assert evidence.value(np.bincount(draw, minlength=40)) == pytest.approx(expected_calibration_error(
+        confidence[draw], (top1 == labels)[draw]), abs=1e-9)
+
+
+def test_mce_evidence_recomputes_imagenet_c_on_a_resample_of_its_clean_images():
+    """Each clean image's copies under every corruption and severity are drawn together."""
+    from pretrain.robustness import ALL_CORRUPTIONS
+    from pretrain.robustness_metrics import CorruptionError
+    rng = np.random.default_rng(6)
+    corruptions = [ALL_CORRUPTIONS.index(c) for c in ('gaussian_noise', 'contrast')]
+    images = [f'n0{i}/x{i}.JPEG' for i in range(12)]
+
+    def scored(of_images):
+        return [(c, s, bool(rng_right[c, s, i]), images[i]) for c in corruptions for s in range(1, 6)
+                for i in of_images]
+
+    rng_right = {(c, s, i): rng.random() < 0.5 for c in corruptions for s in range(1, 6) for i in range(12)}
+    metric = CorruptionError()
+    per_image.take_published()
+    reported = metric.compute_metrics(scored(range(12)))
+    evidence = per_image.GroupedError(per_image.take_published()['mCE_partial'])
+    assert evidence.value(np.ones(12)) == pytest.approx(reported['mCE_partial'], abs=1e-9)
+    draw = [0, 0, 3, 5, 5, 5, 7, 8, 9, 9, 11, 11]
+    resampled = metric.compute_metrics(scored([images.index(images[i]) for i in draw]))['mCE_partial']
+    order = {name: k for k, name in enumerate(evidence.ids.tolist())}
+    counts = np.bincount([order[images[i]] for i in draw], minlength=12)
+    assert evidence.value(counts) == pytest.approx(resampled, abs=1e-9) and resampled != pytest.approx(
+        reported['mCE_partial'], abs=0.1)

@@ -11,6 +11,8 @@ several seeds, the cross-task rank also draws its seeds with replacement in each
 drawn seeds); a cell's own interval over seeds stays Student's t, which a percentile bootstrap of a handful of
 seeds would make too narrow.
 """
+import hashlib
+import weakref
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -19,6 +21,9 @@ RESAMPLES = 1000
 SEED = 0
 CONFIDENCE = 0.95
 _CHUNK = 100  # resamples drawn at once: (chunk, images) counts stay small for ImageNet's 50,000 images
+# run -> {(resamples, seed, shared images): its values}: a cell's interval, its Δ and the rank draw the same image
+# resamples, so each run's metric is recomputed once per board (COCO AP, 1,000 times: seconds)
+_memo: 'weakref.WeakKeyDictionary' = weakref.WeakKeyDictionary()
 
 
 class Constant:
@@ -64,23 +69,29 @@ def resampled(groups: Sequence[Sequence[object]], resamples: int = RESAMPLES,
     runs = [r for group in groups for r in group]
     ids = shared_ids(runs)
     rng = np.random.default_rng(seed)
-    per_run = []
     if ids is None or len(ids) == 0:
         per_run = [r.values(np.ones((resamples, 1))) for r in runs]
         n = 0
     else:
         n = len(ids)
-        places = [None if r.ids is None else _positions(r, ids) for r in runs]
-        chunks: List[List[np.ndarray]] = [[] for _ in runs]
-        for counts in image_counts(n, resamples, rng):
-            for i, (run, where) in enumerate(zip(runs, places)):
-                if where is None:
-                    chunks[i].append(run.values(counts))
-                    continue
-                own = np.zeros((len(counts), len(run.ids)), dtype=counts.dtype)
-                own[:, where] = counts
-                chunks[i].append(run.values(own))
-        per_run = [np.concatenate(c) for c in chunks]
+        key = (resamples, seed, hashlib.sha1(ids.tobytes()).hexdigest())
+        todo = [i for i, r in enumerate(runs) if key not in _memo.get(r, {})]
+        if todo:
+            places = {i: None if runs[i].ids is None else _positions(runs[i], ids) for i in todo}
+            chunks: dict = {i: [] for i in todo}
+            for counts in image_counts(n, resamples, rng):
+                for i in todo:
+                    run, where = runs[i], places[i]
+                    if where is None:
+                        chunks[i].append(run.values(counts))
+                        continue
+                    own = np.zeros((len(counts), len(run.ids)), dtype=counts.dtype)
+                    own[:, where] = counts
+                    chunks[i].append(run.values(own))
+            for i in todo:
+                _memo.setdefault(runs[i], {})[key] = np.concatenate(chunks[i])
+        per_run = [_memo[r][key] for r in runs]
+    rng = np.random.default_rng([seed, 1])  # the seeds' draws: the same whatever was memoised
     out, start = np.empty((len(groups), resamples)), 0
     for g, group in enumerate(groups):
         values = np.stack(per_run[start:start + len(group)])  # (runs, resamples)

@@ -7,7 +7,11 @@ an interval over the test images from a single run (:mod:`vitbench.results.boots
   order (file names, or COCO image ids), by which two runs on the same test set are paired;
 * ``accuracy`` (top-1 of ImageNet, V2, ReaL, transfer): ``correct``, one bool per image;
 * ``iou`` (mIoU): ``intersect`` and ``union``, (images, classes) pixel counts, as mmseg's IoUMetric sums them;
-* ``coco_ap`` (box and mask AP): pycocotools' per-image matches (:mod:`vitbench.results.coco_ap`).
+* ``coco_ap`` (box and mask AP): pycocotools' per-image matches (:mod:`vitbench.results.coco_ap`);
+* ``calibration`` (ECE): ``confidence`` and ``correct`` of each image's top-1, and the number of ``bins``;
+* ``grouped_error`` (ImageNet-C's mCE): one entry per image and test condition (corruption, severity):
+  ``entry_image`` (its image, an index into ``ids``: the copies of one image are drawn together), ``correct``,
+  ``group`` (its condition) and per group ``group_weight``, such that the metric is Σ_group weight × error %.
 
 Each evidence answers ``value(counts)``: the metric, in percent, of the test set in which image ``i`` appears
 ``counts[i]`` times (all ones: the metric as the run reported it). The metrics publish their arrays when they
@@ -103,12 +107,59 @@ class MeanIoU:
         return 100.0 * np.nanmean(iou, axis=1)
 
 
+class Calibration:
+    """Expected calibration error (Guo et al. 2017): over equal-width confidence bins, the image-weighted mean of
+    |accuracy − mean confidence| of each bin, in percent."""
+
+    def __init__(self, fields: Mapping[str, np.ndarray]):
+        self.ids = fields['ids']
+        bins = int(fields['bins'])
+        confidence = np.asarray(fields['confidence'], dtype=np.float64)
+        edges = np.linspace(0, 1, bins + 1)
+        bin_of = np.searchsorted(edges[1:-1], confidence, side='left')  # (k/bins, (k+1)/bins]
+        gap = np.asarray(fields['correct'], dtype=np.float64) - confidence
+        self.signed = np.zeros((len(confidence), bins))
+        self.signed[np.arange(len(confidence)), bin_of] = gap  # image i's accuracy − confidence, in its bin
+
+    def value(self, counts: np.ndarray) -> float:
+        return float(self.values(counts[None])[0])
+
+    def values(self, counts: np.ndarray) -> np.ndarray:
+        return 100.0 * np.abs(counts @ self.signed).sum(axis=1) / counts.sum(axis=1)
+
+
+class GroupedError:
+    """A weighted sum of top-1 errors over groups of test conditions, each condition seen on every image:
+    ImageNet-C's mCE, whose weights are 1 / (corruptions × severities × AlexNet's mean error)."""
+
+    def __init__(self, fields: Mapping[str, np.ndarray]):
+        self.ids = fields['ids']
+        weight = np.asarray(fields['group_weight'], dtype=np.float64)
+        image, group = np.asarray(fields['entry_image']), np.asarray(fields['group'])
+        correct = np.asarray(fields['correct'], dtype=np.float64)
+        self.seen = np.zeros((len(self.ids), len(weight)))  # per image and group: entries, and right ones
+        self.right = np.zeros((len(self.ids), len(weight)))
+        np.add.at(self.seen, (image, group), 1.0)
+        np.add.at(self.right, (image, group), correct)
+        self.weight = weight
+
+    def value(self, counts: np.ndarray) -> float:
+        return float(self.values(counts[None])[0])
+
+    def values(self, counts: np.ndarray) -> np.ndarray:
+        seen, right = counts @ self.seen, counts @ self.right
+        with np.errstate(invalid='ignore', divide='ignore'):
+            error = np.where(seen > 0, 100.0 * (1 - right / np.where(seen > 0, seen, 1)), 0.0)
+        return error @ self.weight
+
+
 def _coco_ap(fields):
     from .coco_ap import CocoAP  # the matcher's bookkeeping, only when a detection run is read
     return CocoAP(fields)
 
 
-KINDS = {'accuracy': Accuracy, 'iou': MeanIoU, 'coco_ap': _coco_ap}
+KINDS = {'accuracy': Accuracy, 'iou': MeanIoU, 'coco_ap': _coco_ap, 'calibration': Calibration,
+         'grouped_error': GroupedError}
 
 
 def read(path: str, metrics=None) -> Dict[str, object]:

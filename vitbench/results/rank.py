@@ -90,7 +90,7 @@ def cross_task_rank(table: Table, names: Optional[Sequence[str]] = None, resampl
     images = seeds = False
     for i, column in enumerate(columns):
         groups = [r.evidence.get(column) or [bootstrap.Constant(r.values[column])] for r in rows]
-        draws[i], n_images = bootstrap.resampled(groups, resamples, seed + i)
+        draws[i], n_images = bootstrap.resampled(groups, resamples, seed)
         images |= n_images > 0
         seeds |= any(len(g) > 1 for g in groups)
     mean_z = (sign[:, :, None] * _standardise(draws)).mean(axis=0)  # (rows, resamples)
