@@ -658,12 +658,14 @@ def test_demo_pipeline_end_to_end(tmp_path):
     board = (tmp_path / 'demo' / 'leaderboard.md').read_text()
     measured, paper = board.split('## Paper reference results (not measured here)')
     measured, deltas = measured.split('## Δ vs scratch (paired by seed)')
+    deltas, rank = deltas.split('## Cross-task rank')
     header = next(line for line in measured.splitlines() if line.startswith('| backbone'))
     names = [c.strip() for c in header.strip('|').split('|')]
     # transfer columns name the fine-tuning mode, e.g. 'CIFAR-10 top-1 (full)'
     column_of = {want: next((n for n in names if n.startswith(want)), None)
                  for want in ('ADE20k-demo mIoU SS', 'COCO-demo box AP', 'COCO-demo mask AP', 'CIFAR-10 top-1',
-                              'Flowers-102 top-1')}
+                              'Flowers-102 top-1', 'ImageNet top-1 (A)', 'ImageNet top-1 (R)',
+                              'ImageNet top-1 (sketch)', 'ImageNet mCE', 'ImageNet ECE')}
     assert None not in column_of.values(), (column_of, names)
     rows = {}
     for line in measured.splitlines():
@@ -671,14 +673,28 @@ def test_demo_pipeline_end_to_end(tmp_path):
             cells = [c.strip().strip('*') for c in line.strip('|').split('|')]
             rows[cells[1]] = dict(zip(names, cells))
     assert set(rows) == {'supervised', 'mae', 'dmae', 'scratch'}
+    metric_names = names[names.index('GFLOPs') + 1:names.index('pretrain dev-h')]
     for row in rows.values():
         for want in ('ADE20k-demo mIoU SS', 'COCO-demo box AP', 'CIFAR-10 top-1', 'Flowers-102 top-1'):
             assert row[column_of[want]] != '', (row, want)
+        # one seed: every measured cell with its interval over the test images
+        assert all(' [' in row[n] and row[n].endswith(']') for n in metric_names if row[n]), row
         assert float(row['total dev-h']) > float(row['pretrain dev-h']) >= 0 and float(row['peak mem (MB)']) > 0
+    # the robustness and calibration axis, on the supervised row (the one pre-trained with labels)
+    assert all(rows['supervised'][column_of[want]] for want in ('ImageNet top-1 (A)', 'ImageNet top-1 (R)',
+                                                                  'ImageNet top-1 (sketch)', 'ImageNet mCE',
+                                                                  'ImageNet ECE'))
     assert float(rows['scratch']['pretrain dev-h']) == 0 < float(rows['supervised']['pretrain dev-h'])
     delta_rows = [line for line in deltas.splitlines() if line.startswith(f'| {DEMO} |')]
     assert [line.split('|')[2].strip() for line in delta_rows] == ['supervised', 'mae', 'dmae']
-    assert all(line.count('(n=1)') == 5 for line in delta_rows)  # one seed: Δ without an interval, 5 columns
+    # one seed: each downstream Δ paired by image, with its interval; supervised's exclude 0 (the thresholds)
+    assert all(line.count('(n=1, by image)') == 5 for line in delta_rows)
+    assert delta_rows[0].count(') *') == 5
+    # the cross-task rank of the four rows, with the probability of each rank; supervised first
+    ranked = [[c.strip() for c in line.strip('|').split('|')] for line in rank.splitlines()
+              if line.startswith('| ') and line.split('|')[2].strip() == DEMO]
+    assert [r[2] for r in ranked][0] == 'supervised' and sorted(r[2] for r in ranked) == sorted(rows)
+    assert all(sum(float(p) for p in r[5:9]) == pytest.approx(1.0, abs=0.02) for r in ranked)
     assert 'Table 6.12' in paper
     page = (tmp_path / 'demo' / 'leaderboard.html').read_text()
     assert page.count('data:image/png;base64,') >= 5
