@@ -51,6 +51,7 @@ def untrained_checkpoint(config: Path, options: dict, path: Path, favoured=()) -
     cfg = Config.fromfile(config)
     cfg.merge_from_dict(options)
     init_default_scope(cfg.default_scope)
+    torch.manual_seed(0)  # the initial weights too: not whatever the tests before left the global generator at
     with DefaultScope.overwrite_default_scope(cfg.default_scope):
         model = MODELS.build(cfg.model)
     generator = torch.Generator().manual_seed(0)
