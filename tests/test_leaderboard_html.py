@@ -121,6 +121,15 @@ def test_signed_numbers_sort_as_numbers_in_another_table(page, tmp_path):
 
 
 @needs_browser
+def test_the_cross_task_rank_sorts_too(page, tmp_path):
+    """The rank table (CIFAR-10 over the four transfer rows, their two seeds resampled) by its mean z, ascending:
+    the reverse of the rank it was written in."""
+    rank = in_browser(page, 'table=rank&sort=mean+z+%5B95+%25%5D&dir=asc', tmp_path).tables['rank']
+    assert column(rank, 'pretraining') == ['mae', 'dmae', 'scratch', 'supervised']
+    assert column(rank, 'rank') == ['4', '3', '2', '1']
+
+
+@needs_browser
 @pytest.mark.parametrize('needle', ['MAE', 'vit-B'])  # 'vit-B' is only in paper rows, written 'ViT-B'
 def test_a_fragment_filters_the_rows_of_every_table_case_insensitively(page, tmp_path, needle):
     tables = in_browser(page, f'filter={needle}', tmp_path).tables

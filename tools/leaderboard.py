@@ -19,7 +19,8 @@ number and Δ beside them; --check-reproduction TOL lists those whose |Δ| excee
 
 The HTML page sorts and filters in the browser: click a column header to sort its table (numbers by each cell's
 leading number, empty cells last), type in the box to hide the rows without that text. Its state is in the URL
-fragment: leaderboard.html#sort=COLUMN&dir=desc&filter=TEXT (table=deltas or table=paper-ID for another table).
+fragment: leaderboard.html#sort=COLUMN&dir=desc&filter=TEXT (table=deltas, table=rank or table=paper-ID for another
+table).
 
 Exit status: 0 written; 2 when no result.json is found, an option is wrong, or a result.json is left out (each one
 named; the board of the others is still written); with --check-reproduction, 1 when a cell is beyond TOL.
