@@ -52,8 +52,20 @@ def _with_skipped(metrics: dict, results: list) -> dict:
     return dict(metrics, skipped_images=skipped) if skipped else metrics
 
 
+class PerImageMetric(BaseMetric):
+    """A metric with one result per image: ``(score(sample), image id)`` of each image read, None for a stand-in."""
+
+    def process(self, data_batch, data_samples: Sequence[dict]) -> None:
+        names = _image_ids(data_batch, len(data_samples))
+        for sample, stand_in, name in zip(data_samples, _stand_ins(data_batch, len(data_samples)), names):
+            self.results.append(None if stand_in else (self.score(sample), name))
+
+    def score(self, sample: dict):
+        raise NotImplementedError
+
+
 @METRICS.register_module()
-class Accuracy(BaseMetric):
+class Accuracy(PerImageMetric):
     """Top-k accuracy in percent: reported as ``accuracy/top1``, ``accuracy/top5``. Reads the model's
     ``predict`` outputs, ``dict(pred_score=(num_classes,) tensor, gt_label=int tensor)`` per image.
     ``suffix`` names another test set's numbers apart in result.json (``'_v2'``: ``top1_v2``)."""
@@ -64,16 +76,11 @@ class Accuracy(BaseMetric):
         self.topk = tuple(topk)
         self.suffix = suffix
 
-    def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        names = _image_ids(data_batch, len(data_samples))
-        for sample, stand_in, name in zip(data_samples, _stand_ins(data_batch, len(data_samples)), names):
-            if stand_in:
-                self.results.append(None)
-                continue
-            score, label = sample['pred_score'], int(sample['gt_label'])
-            k = min(max(self.topk), score.numel())
-            top = score.topk(k).indices.tolist()
-            self.results.append(([label in top[:min(t, k)] for t in self.topk], name))
+    def score(self, sample: dict) -> List[bool]:
+        score, label = sample['pred_score'], int(sample['gt_label'])
+        k = min(max(self.topk), score.numel())
+        top = score.topk(k).indices.tolist()
+        return [label in top[:min(t, k)] for t in self.topk]
 
     def compute_metrics(self, results: list) -> dict:
         scored = _scored(results)

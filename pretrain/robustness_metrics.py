@@ -19,7 +19,7 @@ from mmengine.logging import print_log
 from vitbench.registry import METRICS
 from vitbench.results.per_image import publish
 
-from .metrics import Accuracy, _image_ids, _publish_top1, _scored, _stand_ins, _with_skipped
+from .metrics import Accuracy, PerImageMetric, _image_ids, _publish_top1, _scored, _stand_ins, _with_skipped
 from .robustness import ALL_CORRUPTIONS, CORRUPTION, CORRUPTIONS, SEVERITIES, SEVERITY, class_subset_indices
 
 # AlexNet's top-1 error on ImageNet-C, per benchmark corruption, averaged over severities 1-5 (a fraction): the
@@ -37,7 +37,7 @@ SUBSET_SUFFIXES = {'imagenet_a': '_a', 'imagenet_r': '_r'}
 
 
 @METRICS.register_module()
-class ClassSubsetAccuracy(BaseMetric):
+class ClassSubsetAccuracy(PerImageMetric):
     """Top-1 in percent over the classes of ``classes`` ('imagenet_a' or 'imagenet_r'): the prediction is the
     argmax of the model's scores at those classes' ImageNet-1k indices only. Reported as ``accuracy/top1_a`` /
     ``accuracy/top1_r`` (``suffix`` overrides the name's ending). A model with fewer than 1000 outputs (the demo's
@@ -62,16 +62,10 @@ class ClassSubsetAccuracy(BaseMetric):
             self._kept[num_outputs] = kept
         return self._kept[num_outputs]
 
-    def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        names = _image_ids(data_batch, len(data_samples))
-        for sample, stand_in, name in zip(data_samples, _stand_ins(data_batch, len(data_samples)), names):
-            if stand_in:
-                self.results.append(None)
-                continue
-            score = sample['pred_score'].flatten()
-            kept = self.kept(score.numel())
-            top1 = int(kept[score[kept.to(score.device)].argmax()])
-            self.results.append((top1 == int(sample['gt_label']), name))
+    def score(self, sample: dict) -> bool:
+        score = sample['pred_score'].flatten()
+        kept = self.kept(score.numel())
+        return int(kept[score[kept.to(score.device)].argmax()]) == int(sample['gt_label'])
 
     def compute_metrics(self, results: list) -> dict:
         scored = _scored(results)
@@ -161,7 +155,7 @@ def expected_calibration_error(confidences: torch.Tensor, correct: torch.Tensor,
 
 
 @METRICS.register_module()
-class CalibrationError(BaseMetric):
+class CalibrationError(PerImageMetric):
     """Expected calibration error of the top-1 prediction, in percent, over ``bins`` equal-width confidence bins
     (15, as Guo et al. 2017): ``accuracy/ece`` (+ ``suffix``). Reads the
     model's ``pred_score`` as class probabilities (ImageClassifier.predict's softmax)."""
@@ -173,19 +167,14 @@ class CalibrationError(BaseMetric):
             raise ValueError(f'CalibrationError bins={bins}: expected a positive number of bins')
         self.bins, self.suffix = bins, suffix
 
-    def process(self, data_batch, data_samples: Sequence[dict]) -> None:
-        names = _image_ids(data_batch, len(data_samples))
-        for sample, stand_in, name in zip(data_samples, _stand_ins(data_batch, len(data_samples)), names):
-            if stand_in:
-                self.results.append(None)
-                continue
-            confidence, top1 = sample['pred_score'].float().max(dim=-1)
-            self.results.append((float(confidence), int(top1) == int(sample['gt_label']), name))
+    def score(self, sample: dict) -> tuple:
+        confidence, top1 = sample['pred_score'].float().max(dim=-1)
+        return float(confidence), int(top1) == int(sample['gt_label'])
 
     def compute_metrics(self, results: list) -> dict:
         scored = _scored(results)
-        confidence, correct = [c for c, _, _ in scored], [r for _, r, _ in scored]
-        publish(f'ece{self.suffix}', 'calibration', [name or str(i) for i, (_, _, name) in enumerate(scored)],
+        confidence, correct = [c for (c, _), _ in scored], [r for (_, r), _ in scored]
+        publish(f'ece{self.suffix}', 'calibration', [name or str(i) for i, (_, name) in enumerate(scored)],
                 confidence=confidence, correct=correct, bins=self.bins)
         ece = expected_calibration_error(torch.tensor(confidence), torch.tensor(correct), self.bins)
         return _with_skipped({f'ece{self.suffix}': ece}, results)

@@ -192,7 +192,8 @@ def test_a_row_missing_a_chosen_column_is_listed_not_ranked(tmp_path):
     assert [(row.backbone, [c.dataset for c in lacks]) for row, lacks in picked.missing] == [('lonely', ['flowers102'])]
     assert 'Not ranked: lonely / supervised / 1: no Flowers-102 top-1.' in render('md', table, [], aggregate=[
         'cifar10', 'flowers102'])
-    with pytest.raises(LeaderboardError, match="--aggregate: no column 'ade20k'.*expected some of: cifar10, flowers102"):
+    with pytest.raises(LeaderboardError,
+                       match="--aggregate: no column 'ade20k'.*expected some of: cifar10, flowers102"):
         cross_task_rank(table, ['ade20k'])
 
 

@@ -28,6 +28,7 @@ from pretrain.transforms import SKIPPED_LABEL, LoadImage, PackInputs
 from vitbench import demo_data
 from vitbench.demo_data import corruptions, imagenet, imagenet_robustness
 from vitbench.results import per_image
+from test_seg_train import tools_test  # noqa: F401  (tools/test.py loaded as a module)
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_SETS = ['imagenet_a', 'imagenet_r', 'imagenet_sketch', 'imagenet_c']
@@ -335,13 +336,6 @@ def test_base_configs_extra_sets_build_on_the_demo_copies(demo, vitbench_scope):
 
 
 # ------------------------------------------------------------------------------------------------ tools/test.py
-@pytest.fixture(scope='module')
-def tools_test():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location('vitbench_test_tool_robustness', REPO / 'tools' / 'test.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def noisy_checkpoint(config: Path, path: Path) -> Path:
@@ -358,7 +352,8 @@ def noisy_checkpoint(config: Path, path: Path) -> Path:
     return path
 
 
-def test_tools_test_reports_the_corruption_errors_of_the_demo_imagenet_c(tools_test, demo, tmp_path, monkeypatch):
+def test_tools_test_reports_the_corruption_errors_of_the_demo_imagenet_c(tools_test, demo, tmp_path,  # noqa: F811
+                                                                         monkeypatch):
     monkeypatch.chdir(tmp_path)  # away from the repository's data/
     root = demo / 'imagenet_c'
     config = tmp_path / 'imagenet_c_test.py'

@@ -7,8 +7,8 @@
 * The text box above the tables hides, in every table, the rows that do not contain its text (case-insensitive).
 * The state lives in the URL fragment, so that a link (or a headless browser) reaches it:
   ``leaderboard.html#sort=COLUMN&dir=desc&filter=TEXT`` (``table=ID`` sorts another table than the measured one:
-  ``deltas``, ``rank``, ``paper-<table id>``, or ``table-N``, the N-th table of the page from 1). COLUMN is a header's text,
-  case-insensitive; URL-encoded, as the page writes it back (``sort=ADE20k+mIoU+SS``).
+  ``deltas``, ``rank``, ``paper-<table id>``, or ``table-N``, the N-th table of the page from 1). COLUMN is a
+  header's text, case-insensitive; URL-encoded, as the page writes it back (``sort=ADE20k+mIoU+SS``).
 """
 import html
 
