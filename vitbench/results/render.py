@@ -74,7 +74,7 @@ def fmt_delta(delta: Optional[Summary]) -> str:
     if delta.ci95_low is None:
         return f'{delta.mean:+.1f} (n={delta.n})'
     star = ' *' if delta.excludes_zero else ''
-    by_image = ', by image' if 'images' in delta.interval else ''
+    by_image = ', by image' if delta.interval == 'images' else ''
     return f'{delta.mean:+.1f} [{delta.ci95_low:+.1f}, {delta.ci95_high:+.1f}] (n={delta.n}{by_image}){star}'
 
 
@@ -84,7 +84,7 @@ def _interval(summary: Summary) -> str:
         return ''
     std = '' if summary.std is None else f', std {summary.std:.2f}'
     return f'mean {summary.mean:.2f}{std}, n={summary.n}, 95% CI [{summary.ci95_low:.2f}, ' \
-           f'{summary.ci95_high:.2f}] over {summary.interval.replace("+", " and ")}'
+           f'{summary.ci95_high:.2f}] over {summary.interval}'
 
 
 def _epochs(row: Row) -> str:

@@ -461,13 +461,19 @@ def _seed_of(record: dict) -> Seed:
     return None if record.get('seed') is None else int(record['seed'])
 
 
-def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conflicts: List[Conflict]) -> None:
-    """Fill ``row``'s cell from its entries: the newest run of each seed, summarised over seeds."""
+def _newest_by_seed(entries: List[Entry]) -> Dict[Seed, List[Entry]]:
+    """A cell's runs of the highest priority by seed, newest first: the first of each seed is the one used."""
     top = max(e.priority for e in entries)
-    entries = sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True)
     by_seed: Dict[Seed, List[Entry]] = {}
-    for e in entries:
+    for e in sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True):
         by_seed.setdefault(e.seed, []).append(e)
+    return by_seed
+
+
+def _aggregate(key: RowKey, column: Column, by_seed: Dict[Seed, List[Entry]], row: Row,
+               conflicts: List[Conflict]) -> None:
+    """Fill ``row``'s cell from its runs (:func:`_newest_by_seed`): the newest run of each seed, summarised over
+    seeds."""
     for seed, same_seed in by_seed.items():
         distinct = []
         for e in same_seed:
@@ -482,7 +488,8 @@ def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conf
     row.values[column] = row.stats[column].mean
     if row.pretrain_hours is None:
         return
-    if entries[0].task == 'pretrain':  # the pre-training run's own top-1: its price is the pre-training
+    newest = next(iter(by_seed.values()))[0]
+    if newest.task == 'pretrain':  # the pre-training run's own top-1: its price is the pre-training
         row.cell_hours[column] = row.pretrain_hours
         return
     task_hours = _mean(same_seed[0].device_hours for same_seed in by_seed.values())
@@ -495,18 +502,14 @@ def _aggregate(key: RowKey, column: Column, entries: List[Entry], row: Row, conf
 _EVIDENCE_TOLERANCE = 0.051
 
 
-def _attach_evidence(row: Row, column: Column, entries: List[Entry], warnings: List[str]) -> None:
-    """The cell's runs as the bootstrap resamples them, and for a cell of one run that left per-image evidence its
+def _attach_evidence(row: Row, column: Column, used: List[Entry], warnings: List[str]) -> None:
+    """The cell's runs (``used``: one per seed) as the bootstrap resamples them, and for a cell of one run that left per-image evidence its
     interval over the test images: it has no other. A cell of several seeds keeps Student's t over them: the
     percentile bootstrap of a handful of seeds is too narrow (3 seeds: about half the t-interval's width).
     Evidence that does not recompute the run's recorded value (a per_image.npz of another run) is named in
     ``warnings`` and not used."""
-    top = max(e.priority for e in entries)
-    used = {}
-    for e in sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True):
-        used.setdefault(e.seed, e)  # the newest run of each seed, as _aggregate
     runs = []
-    for e in used.values():
+    for e in used:
         evidence = None
         if e.per_image:
             try:
@@ -580,8 +583,9 @@ def build_table(paths: Sequence[str]) -> Table:
     conflicts: List[Conflict] = []
     warnings: List[str] = []
     for (key, column), entries in cells.items():
-        _aggregate(key, column, entries, rows[key], conflicts)
-        _attach_evidence(rows[key], column, entries, warnings)
+        by_seed = _newest_by_seed(entries)
+        _aggregate(key, column, by_seed, rows[key], conflicts)
+        _attach_evidence(rows[key], column, [same_seed[0] for same_seed in by_seed.values()], warnings)
     for key, recs in by_row.items():
         for record in recs:
             if record.get('status') == DIVERGED:
