@@ -14,6 +14,8 @@ from typing import Dict, Mapping
 
 import numpy as np
 
+from .per_image import Evidence
+
 _BIT_ORDER = 'little'
 
 
@@ -82,7 +84,7 @@ def coco_evidence(coco_eval, max_det: int = 100) -> Dict[str, np.ndarray]:
     )
 
 
-class CocoAP:
+class CocoAP(Evidence):
     """pycocotools' AP@[.50:.95] (area 'all', 100 detections per image and category; ``stats[0] * 100``) of the
     test set in which image ``i`` appears ``counts[i]`` times, equal to pycocotools run on that set with each copy
     given a new id, consecutive in the order of ``ids`` (copies adjacent).
@@ -136,9 +138,6 @@ class CocoAP:
         next_event = np.cumsum(is_event)  # at a non-event: the events ranked before it, the next one's index
         before_an_event = ~is_event & (next_event < first_event[category + 1])
         self._fp_image, self._fp_next_event = image[before_an_event], next_event[before_an_event]
-
-    def value(self, counts: np.ndarray) -> float:
-        return float(self.values(np.asarray(counts)[None])[0])
 
     def values(self, counts: np.ndarray) -> np.ndarray:
         """``value`` of each row of a (resamples, images) count matrix."""

@@ -73,22 +73,31 @@ class EvidenceError(ValueError):
     """A per_image.npz that cannot be used; the message names the file and the array."""
 
 
-class Accuracy:
+class Evidence:
+    """What every kind of evidence has: the images' ``ids``, ``values`` of a (resamples, images) count matrix, and
+    from it ``value`` of one count vector."""
+    ids: np.ndarray
+
+    def value(self, counts: np.ndarray) -> float:
+        return float(self.values(np.asarray(counts)[None])[0])
+
+    def values(self, counts: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Accuracy(Evidence):
     """Top-1 from per-image correctness."""
 
     def __init__(self, fields: Mapping[str, np.ndarray]):
         self.ids = fields['ids']
         self.correct = np.asarray(fields['correct'], dtype=np.float64)
 
-    def value(self, counts: np.ndarray) -> float:
-        return 100.0 * float(counts @ self.correct) / float(counts.sum())
-
     def values(self, counts: np.ndarray) -> np.ndarray:
         """``value`` of each row of a (resamples, images) count matrix."""
         return 100.0 * (counts @ self.correct) / counts.sum(axis=1)
 
 
-class MeanIoU:
+class MeanIoU(Evidence):
     """mmseg's mIoU: per class, the summed intersections over the summed unions; the mean over the classes whose
     union is not empty (a nanmean, as mmseg's)."""
 
@@ -97,9 +106,6 @@ class MeanIoU:
         self.intersect = np.asarray(fields['intersect'], dtype=np.float64)
         self.union = np.asarray(fields['union'], dtype=np.float64)
 
-    def value(self, counts: np.ndarray) -> float:
-        return float(self.values(counts[None])[0])
-
     def values(self, counts: np.ndarray) -> np.ndarray:
         intersect, union = counts @ self.intersect, counts @ self.union
         with np.errstate(invalid='ignore', divide='ignore'):
@@ -107,7 +113,7 @@ class MeanIoU:
         return 100.0 * np.nanmean(iou, axis=1)
 
 
-class Calibration:
+class Calibration(Evidence):
     """Expected calibration error (Guo et al. 2017): over equal-width confidence bins, the image-weighted mean of
     |accuracy − mean confidence| of each bin, in percent."""
 
@@ -121,14 +127,11 @@ class Calibration:
         self.signed = np.zeros((len(confidence), bins))
         self.signed[np.arange(len(confidence)), bin_of] = gap  # image i's accuracy − confidence, in its bin
 
-    def value(self, counts: np.ndarray) -> float:
-        return float(self.values(counts[None])[0])
-
     def values(self, counts: np.ndarray) -> np.ndarray:
         return 100.0 * np.abs(counts @ self.signed).sum(axis=1) / counts.sum(axis=1)
 
 
-class GroupedError:
+class GroupedError(Evidence):
     """A weighted sum of top-1 errors over groups of test conditions, each condition seen on every image:
     ImageNet-C's mCE, whose weights are 1 / (corruptions × severities × AlexNet's mean error)."""
 
@@ -142,9 +145,6 @@ class GroupedError:
         np.add.at(self.seen, (image, group), 1.0)
         np.add.at(self.right, (image, group), correct)
         self.weight = weight
-
-    def value(self, counts: np.ndarray) -> float:
-        return float(self.values(counts[None])[0])
 
     def values(self, counts: np.ndarray) -> np.ndarray:
         seen, right = counts @ self.seen, counts @ self.right
