@@ -130,8 +130,10 @@ def test_a_cell_of_several_seeds_keeps_its_t_interval_and_the_rank_resamples_its
     rows = {r.recipe: r for r in table.rows}
     column = table.columns[0]
     summary = rows['mae'].stats[column]
-    # 3 seeds: Student's t over them (a percentile bootstrap of 3 seeds would be about half as wide)
+    # 3 seeds: Student's t over them; a percentile bootstrap of the 3 seeds (and their images) is far narrower
     assert summary.n == 3 and summary.interval == 'seeds' and summary.ci95_high - summary.ci95_low > 40
+    low, high = bootstrap.percentile_interval(bootstrap.resampled([rows['mae'].evidence[column]])[0][0])
+    assert high - low < 0.4 * (summary.ci95_high - summary.ci95_low)  # 18 points against 49
     assert len(rows['mae'].evidence[column]) == 3 and rows['scratch'].stats[column].interval == 'images'
     assert paired_deltas(table, 'scratch').of(0, column).interval == ''  # no shared seed and not one run each
     assert cross_task_rank(table).resampled == 'seeds+images'

@@ -503,11 +503,11 @@ _EVIDENCE_TOLERANCE = 0.051
 
 
 def _attach_evidence(row: Row, column: Column, used: List[Entry], warnings: List[str]) -> None:
-    """The cell's runs (``used``: one per seed) as the bootstrap resamples them, and for a cell of one run that left per-image evidence its
-    interval over the test images: it has no other. A cell of several seeds keeps Student's t over them: the
-    percentile bootstrap of a handful of seeds is too narrow (3 seeds: about half the t-interval's width).
-    Evidence that does not recompute the run's recorded value (a per_image.npz of another run) is named in
-    ``warnings`` and not used."""
+    """The cell's runs (``used``: one per seed) as the bootstrap resamples them, and for a cell of one run that left
+    per-image evidence its interval over the test images: it has no other. A cell of several seeds keeps Student's
+    t over them: the percentile bootstrap of a handful of seeds is too narrow (3 seeds: about a third of the
+    t-interval's width). Evidence that does not recompute the run's recorded value (a per_image.npz of another run)
+    is named in ``warnings`` and not used."""
     runs = []
     for e in used:
         evidence = None
