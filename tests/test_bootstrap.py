@@ -2,6 +2,8 @@
 on a resampled set, hand-computed accuracy), the percentile bootstrap matches the binomial interval it should,
 pairing by image finds a difference that two overlapping intervals hide, and the cross-task rank orders rows
 with the probabilities the resampling gives. COCO AP's evidence is tested against pycocotools in test_coco_ap.py."""
+import csv
+import io
 import json
 import math
 
@@ -180,6 +182,23 @@ def test_cross_task_rank_with_rank_probabilities_and_ties(tmp_path):
     assert all(r.rank_probability[1] + r.rank_probability[2] == pytest.approx(1.0) for r in others)
     md = render('md', table, [])
     assert '## Cross-task rank' in md and 'P(rank 3)' in md and 'Columns: CIFAR-10 top-1 (cifar10)' in md
+
+
+def test_the_csv_carries_the_rank_columns(tmp_path):
+    table = three_rows(tmp_path)
+    write_run(tmp_path / 'cifar10' / 'lonely', 'supervised', [True, False], backbone='lonely')
+    table = build_table([str(tmp_path)])
+    ranking = cross_task_rank(table, ['cifar10', 'flowers102'])
+    rows = {r['backbone']: r for r in csv.DictReader(io.StringIO(render('csv', table, [],
+                                                                        aggregate=['cifar10', 'flowers102'])))}
+    for ranked in ranking.ranked:
+        row = rows[ranked.row.backbone]
+        assert int(row['rank']) == ranked.rank and row['rank over'] == 'cifar10 flowers102'
+        assert float(row['rank mean_z']) == pytest.approx(ranked.mean_z, abs=1e-4)
+        assert [float(row[f'P(rank {k})']) for k in (1, 2, 3)] == pytest.approx(ranked.rank_probability, abs=1e-4)
+        assert row['rank tied_with_best'] == ('yes' if ranked.tied_with_best else 'no')
+    assert rows['strong']['rank'] == '1' and rows['lonely']['rank'] == ''
+    assert rows['lonely']['rank over'] == 'not ranked: no flowers102'
 
 
 def test_a_row_missing_a_chosen_column_is_listed_not_ranked(tmp_path):

@@ -6,7 +6,8 @@ sections, CSV in a ``section`` column (``measured`` rows first, then ``paper: <t
 over several seeds reads ``mean ± std (n=k)`` (the 95 % interval in the HTML tooltip and in the CSV); with a
 ``baseline``, the paired Δ of every row against it follows the measured table. A measured cell that is the same
 experiment as a paper row (:mod:`vitbench.results.reproduction`) reads ``value (paper X, Δ d)``, and a "Reported
-vs reproduced" table lists those cells with their sources.
+vs reproduced" table lists those cells with their sources. The cross-task rank ends the Markdown and HTML
+pages and fills a ``rank ...`` group of CSV columns.
 """
 import base64
 import csv
@@ -288,12 +289,15 @@ _STAT_FIELDS = ('std', 'n', 'ci95_low', 'ci95_high')
 _DELTA_FIELDS = ('mean', 'ci95_low', 'ci95_high', 'n')
 
 
-def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas] = None) -> str:
+def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas] = None,
+               ranking: Optional[Ranking] = None) -> str:
     """One header: section, backbone, pretraining, epochs, params_M, gflops, then per column its mean (named by
     the column) and its std, n, ci95_low, ci95_high; with a baseline, Δ mean / ci95_low / ci95_high / n per
     column; with cells linked to paper rows, per measured column the paper's value, Δ and source (or, for a cell
-    run under another protocol than the paper's, why it is not compared); then the cost
-    (device-hours, peak memory), runs, best, note."""
+    run under another protocol than the paper's, why it is not compared); with a cross-task ranking, each
+    measured row's rank, mean z and its interval, P(rank k), whether it is indistinguishable from the best, and
+    the columns ranked over (or why the row is not ranked); then the cost (device-hours, peak memory), runs,
+    best, note."""
     columns: List[Column] = list(measured.columns)
     for table in paper:
         columns += [c for c in table.columns if c not in columns]
@@ -307,8 +311,9 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     links = links_by_cell(linked)
     mismatches = {(id(m.row), m.column): m for m in unlinked}
     reported_head = [f'{c.label} {f}' for c in measured.columns for f in CSV_FIELDS] if links or mismatches else []
+    rank_head = _csv_rank_head(ranking) if ranking else []
     writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops', *metric_head,
-                     *(['delta_vs'] if deltas else []), *delta_head, *reported_head,
+                     *(['delta_vs'] if deltas else []), *delta_head, *reported_head, *rank_head,
                      'pretrain_device_hours', 'total_device_hours', 'peak_mem_MB', 'runs', 'best', 'note'])
 
     def number(value):
@@ -339,10 +344,30 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                 links.get((id(row), c)), number, mismatches.get((id(row), c)))] if links or mismatches else []
             writer.writerow([section, row.backbone, row.recipe, _epochs(row), number(row.params_M),
                              number(row.gflops), *[v for c in columns for v in stats_of(row, c)], *delta_cells,
-                             *reported_cells,
+                             *reported_cells, *(_csv_rank_cells(ranking, row if is_measured else None, number)
+                                                if ranking else []),
                              number(row.pretrain_hours), number(row.total_hours), number(row.peak_mem_MB),
                              len(row.runs) if is_measured else '', '; '.join(best), row.note])
     return buf.getvalue()
+
+
+def _csv_rank_head(ranking: Ranking) -> List[str]:
+    return ['rank', 'rank mean_z', 'rank mean_z ci95_low', 'rank mean_z ci95_high',
+            *[f'P(rank {k})' for k in range(1, len(ranking.ranked) + 1)], 'rank tied_with_best', 'rank over']
+
+
+def _csv_rank_cells(ranking: Ranking, row: Optional[Row], number) -> List[str]:
+    """The rank columns of one row (paper rows: empty); a measured row left out says what it lacks."""
+    blank = [''] * (len(_csv_rank_head(ranking)) - 1)
+    if row is None:
+        return [*blank, '']
+    over = ' '.join(column_key(c) for c in ranking.columns)
+    ranked = next((r for r in ranking.ranked if r.row is row), None)
+    if ranked is None:
+        lacks = next((cs for r, cs in ranking.missing if r is row), [])
+        return [*blank, 'not ranked: no ' + ', '.join(column_key(c) for c in lacks)]
+    return [str(ranked.rank), number(ranked.mean_z), number(ranked.ci95[0]), number(ranked.ci95[1]),
+            *[number(p) for p in ranked.rank_probability], 'yes' if ranked.tied_with_best else 'no', over]
 
 
 class _SafeCsvWriter:
@@ -489,15 +514,15 @@ def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[
            baseline: Optional[str] = None, figures: Sequence[Tuple[str, bytes]] = (),
            aggregate: Optional[Sequence[str]] = None) -> str:
     """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it;
-    ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown. Markdown and HTML
-    rank the rows across tasks (:mod:`vitbench.results.rank`) over the columns ``aggregate`` names (default: the
-    downstream columns every row has)."""
+    ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown. Every format
+    ranks the rows across tasks (:mod:`vitbench.results.rank`) over the columns ``aggregate`` names (default: the
+    downstream columns every row has): a section in Markdown and HTML, rank columns in CSV."""
     if fmt not in FORMATS:
         raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
     deltas = paired_deltas(measured, baseline) if baseline else None
-    if fmt == 'csv':
-        return render_csv(measured, paper, deltas)
     ranking = cross_task_rank(measured, aggregate)
+    if fmt == 'csv':
+        return render_csv(measured, paper, deltas, ranking)
     if fmt == 'md':
         return render_markdown(measured, paper, sources, deltas, figures, ranking)
     return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking)
