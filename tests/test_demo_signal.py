@@ -80,4 +80,4 @@ def test_the_demo_schedules_are_the_ones_its_thresholds_were_measured_with():
     upernet = _demo('upernet_demo')
     assert upernet.train_cfg.max_iters == 40 and upernet.crop_size == (128, 128)
     maskrcnn = _demo('maskrcnn_demo')
-    assert maskrcnn.train_cfg.max_iters == 200 and maskrcnn.image_size == (128, 128)
+    assert maskrcnn.train_cfg.max_iters == 140 and maskrcnn.image_size == (128, 128)
