@@ -11,8 +11,8 @@ value of each column marked, conflicting duplicate runs listed, paper reference 
 
 A run that left per-image results (per_image.npz beside its result.json) gets a 95 % interval over its test images
 (a percentile bootstrap), its Δ a paired one over the images both rows share; Markdown and HTML end with the
-cross-task rank (CSV: its rank columns): mean z-score over the downstream columns every row has (or those --aggregate names), with its
-interval and the probability of each rank from the same bootstrap.
+cross-task rank (CSV: its rank columns): mean z-score over the downstream columns every row has (or those
+--aggregate names), with its interval and the probability of each rank from the same bootstrap.
 
 Measured cells that are the same experiment as a paper row (its config, variant and epochs) show the paper's
 number and Δ beside them; --check-reproduction TOL lists those whose |Δ| exceeds TOL (points) and exits 1 if any.

@@ -358,7 +358,7 @@ def _csv_rank_head(ranking: Ranking) -> List[str]:
 
 def _csv_rank_cells(ranking: Ranking, row: Optional[Row], number) -> List[str]:
     """The rank columns of one row (paper rows: empty); a measured row left out says what it lacks."""
-    blank = [''] * (len(_csv_rank_head(ranking)) - 1)
+    blank = [''] * (len(_csv_rank_head(ranking)) - 1)  # all but 'rank over'
     if row is None:
         return [*blank, '']
     over = ' '.join(column_key(c) for c in ranking.columns)
