@@ -185,7 +185,7 @@ def test_cross_task_rank_with_rank_probabilities_and_ties(tmp_path):
 
 
 def test_the_csv_carries_the_rank_columns(tmp_path):
-    table = three_rows(tmp_path)
+    three_rows(tmp_path)
     write_run(tmp_path / 'cifar10' / 'lonely', 'supervised', [True, False], backbone='lonely')
     table = build_table([str(tmp_path)])
     ranking = cross_task_rank(table, ['cifar10', 'flowers102'])

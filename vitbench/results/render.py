@@ -312,6 +312,7 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     mismatches = {(id(m.row), m.column): m for m in unlinked}
     reported_head = [f'{c.label} {f}' for c in measured.columns for f in CSV_FIELDS] if links or mismatches else []
     rank_head = _csv_rank_head(ranking) if ranking else []
+    no_rank = [''] * len(rank_head)
     writer.writerow(['section', 'backbone', 'pretraining', 'epochs', 'params_M', 'gflops', *metric_head,
                      *(['delta_vs'] if deltas else []), *delta_head, *reported_head, *rank_head,
                      'pretrain_device_hours', 'total_device_hours', 'peak_mem_MB', 'runs', 'best', 'note'])
@@ -328,6 +329,7 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
             return [number(value), '', '1' if value is not None else '', '', '', '']
         return [number(summary.mean), *(number(getattr(summary, f)) for f in _STAT_FIELDS), summary.interval]
 
+    rank_cells = _csv_rank_cells(ranking, number) if ranking else {}
     delta_index = {id(row): i for i, (row, _) in enumerate(deltas.pairs)} if deltas else {}
     for section, table in [('measured', measured)] + [(f'paper: {t.id}', t) for t in paper]:
         is_measured = table is measured
@@ -344,8 +346,7 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                 links.get((id(row), c)), number, mismatches.get((id(row), c)))] if links or mismatches else []
             writer.writerow([section, row.backbone, row.recipe, _epochs(row), number(row.params_M),
                              number(row.gflops), *[v for c in columns for v in stats_of(row, c)], *delta_cells,
-                             *reported_cells, *(_csv_rank_cells(ranking, row if is_measured else None, number)
-                                                if ranking else []),
+                             *reported_cells, *(rank_cells.get(id(row), no_rank) if is_measured else no_rank),
                              number(row.pretrain_hours), number(row.total_hours), number(row.peak_mem_MB),
                              len(row.runs) if is_measured else '', '; '.join(best), row.note])
     return buf.getvalue()
@@ -356,18 +357,17 @@ def _csv_rank_head(ranking: Ranking) -> List[str]:
             *[f'P(rank {k})' for k in range(1, len(ranking.ranked) + 1)], 'rank tied_with_best', 'rank over']
 
 
-def _csv_rank_cells(ranking: Ranking, row: Optional[Row], number) -> List[str]:
-    """The rank columns of one row (paper rows: empty); a measured row left out says what it lacks."""
-    blank = [''] * (len(_csv_rank_head(ranking)) - 1)  # all but 'rank over'
-    if row is None:
-        return [*blank, '']
+def _csv_rank_cells(ranking: Ranking, number) -> Dict[int, List[str]]:
+    """The rank columns of each measured row the ranking names (by ``id``): its rank, or what it lacks to be ranked.
+    Other rows (paper rows) leave them empty."""
     over = ' '.join(column_key(c) for c in ranking.columns)
-    ranked = next((r for r in ranking.ranked if r.row is row), None)
-    if ranked is None:
-        lacks = next((cs for r, cs in ranking.missing if r is row), [])
-        return [*blank, 'not ranked: no ' + ', '.join(column_key(c) for c in lacks)]
-    return [str(ranked.rank), number(ranked.mean_z), number(ranked.ci95[0]), number(ranked.ci95[1]),
-            *[number(p) for p in ranked.rank_probability], 'yes' if ranked.tied_with_best else 'no', over]
+    cells = {id(r.row): [str(r.rank), number(r.mean_z), number(r.ci95[0]), number(r.ci95[1]),
+                         *[number(p) for p in r.rank_probability], 'yes' if r.tied_with_best else 'no', over]
+             for r in ranking.ranked}
+    blank = [''] * (len(_csv_rank_head(ranking)) - 1)  # all but 'rank over'
+    cells.update({id(row): [*blank, 'not ranked: no ' + ', '.join(column_key(c) for c in lacks)]
+                  for row, lacks in ranking.missing})
+    return cells
 
 
 class _SafeCsvWriter:
