@@ -66,13 +66,13 @@ def test_the_demo_schedules_are_the_ones_its_thresholds_were_measured_with():
     re-measured threshold."""
     sup = _demo('sup_demo')
     assert sup.model.backbone.img_size == 32 and sup.model.backbone.global_pool == 'avg'  # pooled: a dense start
-    assert sup.train_cfg.max_epochs == 40 and sup.optim_wrapper.optimizer.lr == 1e-3
+    assert sup.train_cfg.max_epochs == 25 and sup.optim_wrapper.optimizer.lr == 1e-3
     assert sup.optim_wrapper.optimizer.type == 'AdamW' and sup.model.loss.label_smoothing == 0.1
     assert sup.model.data_preprocessor.mixup_alpha == 0 and sup.model.data_preprocessor.cutmix_alpha == 0
     assert [t['type'] for t in sup.train_pipeline] == ['LoadImage', 'RandomResizedCrop', 'RandomHorizontalFlip',
                                                        'PackInputs']  # no colour jitter, no 3-Augment
     mae = _demo('mae_demo')
-    assert mae.train_cfg.max_epochs == 20 and mae.optim_wrapper.optimizer.lr == 5e-4 and mae.img_size == 64
+    assert mae.train_cfg.max_epochs == 8 and mae.optim_wrapper.optimizer.lr == 5e-4 and mae.img_size == 64
     cifar = _demo('transfer_cifar10_demo')
     assert cifar.train_dataloader.dataset.indices == 200 and cifar.train_cfg.max_epochs == 4
     flowers = _demo('transfer_flowers102_demo')

@@ -562,9 +562,10 @@ def test_demo_pipeline_is_a_consistent_dag():
     assert set(board.deps) == set(ids[:-1]) and board.spec['formats'] == ['md', 'html']
     expected = {(e['row'], e['over']): e['min_delta'] for e in board.spec['expect']}
     assert expected.keys() == {('supervised', 'scratch'), ('mae', 'scratch'), ('dmae', 'scratch')}
-    # supervised pre-training ahead on every downstream column the demo measures (issue 17)
+    # supervised pre-training ahead on every downstream column the demo measures (issue 17) but ADE20k-demo, where
+    # one run of ten was behind scratch (docs/demo-signal.md, eighth round)
     assert set(expected['supervised', 'scratch']) == {'Flowers-102 top-1 (full)', 'CIFAR-10 top-1 (full)',
-                                                      'ADE20k-demo mIoU SS', 'COCO-demo box AP', 'COCO-demo mask AP'}
+                                                      'COCO-demo box AP', 'COCO-demo mask AP'}
     assert set(expected['mae', 'scratch']) == set(expected['dmae', 'scratch']) == {'ADE20k-demo mIoU SS'}
     assert all(v > 0 for min_delta in expected.values() for v in min_delta.values())
     runner = PipelineRunner(pipeline)
@@ -658,9 +659,9 @@ def test_demo_pipeline_end_to_end(tmp_path):
                             timeout=3 * 3600)
     print(f'demo pipeline: {time.time() - start:.0f} s')
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
-    # the science, not only the wiring: supervised pre-training ahead of scratch on every downstream column, MAE
-    # and distilled MAE on ADE20k-demo, by the demo's thresholds
-    assert 'leaderboard: ok, 4 rows, 0 conflicts, 7 expected orderings hold' in result.stdout
+    # the science, not only the wiring: supervised pre-training ahead of scratch on COCO-demo, CIFAR-10 and
+    # Flowers-102, MAE and distilled MAE on ADE20k-demo, by the demo's thresholds
+    assert 'leaderboard: ok, 4 rows, 0 conflicts, 6 expected orderings hold' in result.stdout
     board = (tmp_path / 'demo' / 'leaderboard.md').read_text()
     measured, paper = board.split('## Paper reference results (not measured here)')
     measured, deltas = measured.split('## Δ vs scratch (paired by seed)')

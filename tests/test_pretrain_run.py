@@ -153,7 +153,7 @@ def test_testing_a_checkpoint_records_its_own_epochs_and_waits_for_a_training_in
                             text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads((tmp_path / 'test' / 'result.json').read_text())
-    assert record['pretrain']['epochs'] == 1 and Config.fromfile('configs/demo/sup_demo.py').train_cfg.max_epochs == 40
+    assert record['pretrain']['epochs'] == 1 and Config.fromfile('configs/demo/sup_demo.py').train_cfg.max_epochs == 25
     lock = FolderLock(str(tmp_path / 'busy'), RUN_LOCK)  # as a training running there holds it
     lock.acquire()
     try:
