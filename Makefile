@@ -15,7 +15,7 @@ demo: install       ## the benchmark pipeline on generated demo data -> work_dir
 test: install       ## the test suite, key end-to-end tests included (~10 min); CI adds test-demo
 	$(PYTHON) -m pytest -q -m "not demo_pipeline"
 
-test-demo: install  ## the demo and zoo pipelines end to end, as make demo runs them (~16 min)
+test-demo: install  ## the demo and zoo pipelines end to end, as make demo runs them (~17 min)
 	$(PYTHON) -m pytest -q -m demo_pipeline --durations=3
 
 test-fast: install  ## the test suite without the slow end-to-end tests
