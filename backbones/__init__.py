@@ -5,17 +5,20 @@ ResMLP and PatchConvNet.
     model = create_model('deit3_base_patch16_224', checkpoint='deit_3_base_224_1k.pth')
 
 Importing the package registers ``vitbench.VisionTransformer``, ``vitbench.CaiT``, ``vitbench.ResMLP``,
-``vitbench.PatchConvNet`` and ``vitbench.TimmBackbone`` (any timm model: ``timm:NAME``) for mmseg / mmdet.
+``vitbench.PatchConvNet`` and ``vitbench.TimmBackbone`` (any timm model: ``timm:NAME``) for mmseg / mmdet, and
+each family's record (``backbones/family.py``; a new family: docs/extending-backbone.md).
 """
 from .cait import CaiT
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .dense import CaiTBackbone, PatchConvNetBackbone, ResMLPBackbone, ViTBackbone
-from .factory import create_model, family_of, get_variant, list_models
+from .factory import create_model, family_of, family_record, get_variant, list_models
+from .family import FAMILIES, Family, get_family, register_family
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
 from .timm_backbones import TimmBackbone
 from .vit import VisionTransformer
 
-__all__ = ['create_model', 'list_models', 'get_variant', 'family_of', 'TimmBackbone', 'load_checkpoint', 'save_checkpoint',
+__all__ = ['create_model', 'list_models', 'get_variant', 'family_of', 'family_record', 'Family', 'FAMILIES',
+           'get_family', 'register_family', 'TimmBackbone', 'load_checkpoint', 'save_checkpoint',
            'CheckpointError', 'VisionTransformer', 'CaiT', 'ResMLP', 'PatchConvNet', 'ViTBackbone',
            'CaiTBackbone', 'ResMLPBackbone', 'PatchConvNetBackbone']

@@ -7,6 +7,7 @@ import torch
 from mmengine.model import BaseModule
 from torch import nn
 
+from .family import Family, register_family
 from .layers import Block, ClassAttentionBlock, PatchEmbed, TalkingHeadAttention, resample_pos_embed
 from .vit import ViTFamilyMixin, layer_norm
 
@@ -66,6 +67,7 @@ class CaiT(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
     no_embed_class = True
     pos_embed_prefix = 0
     embedding_params = ('pos_embed', 'cls_token')
+    block_attention = True
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
                  global_pool: str = 'token', embed_dim: int = 192, depth: int = 24, num_heads: int = 4,
@@ -92,7 +94,7 @@ class CaiT(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
         self._build_head(norm_layer(embed_dim) if final_norm else nn.Identity(), drop_rate)
         self._init_weights()
 
-    def _trunk_input(self, x: torch.Tensor):
+    def _trunk_input(self, x: torch.Tensor, keep=None):
         x, grid = self.patch_embed(x)
         return x + resample_pos_embed(self.pos_embed, grid, self.grid_size), grid
 
@@ -101,7 +103,8 @@ class CaiT(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
 
         ``prefix_only`` returns just the normalised class token (B, 1, C), all a class-token head reads.
         """
-        x, _ = self._trunk_input(x)
-        for blk in self.blocks:
-            x = blk(x)
-        return self.pool_features(x, prefix_only)
+        return self.pool_features(self.last_hidden(x).tokens, prefix_only)
+
+
+# the family's record (backbones/family.py): global attention everywhere, any grid
+register_family(Family(name='cait', title='CaiT', model_class=CaiT, dense_type='CaiT'))

@@ -21,11 +21,10 @@ from vitbench.registry import MODELS
 
 from .cait import CaiT
 from .factory import variant_kwargs
+from .family import get_family
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
 from .vit import VisionTransformer, normalize_indices
-
-_FAMILY_NAMES = {'vit': 'ViT', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet'}
 
 
 def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
@@ -35,15 +34,16 @@ def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
         return kwargs
     from .factory import get_variant
     if get_variant(arch)['model'] != family:
-        raise ValueError(f"arch {arch!r} is not a {_FAMILY_NAMES[family]} variant")
+        raise ValueError(f"arch {arch!r} is not a {get_family(family).title} variant")
     return variant_kwargs(arch, **kwargs)
 
 
 class DenseBackboneMixin:
     """``__init__`` and ``forward`` of a dense backbone over a classifier class (the next base in the MRO).
 
-    A subclass names its ``family`` (the variant table's 'vit' / 'cait' / ...), the classifier's
-    ``default_depth`` and the constructor arguments that drop its classifier-only parts (``dense_overrides``).
+    A subclass names its ``family`` (its record's name in backbones/family.py: 'vit' / 'cait' / ...), the
+    classifier's ``default_depth`` and the constructor arguments that drop its classifier-only parts
+    (``dense_overrides``); it is registered under its record's ``dense_type``.
     """
     family: str
     default_depth: int

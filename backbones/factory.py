@@ -8,14 +8,10 @@ from typing import List, Optional
 
 from torch import nn
 
-from .cait import CaiT
-from .patchconvnet import PatchConvNet
-from .resmlp import ResMLP
+from . import cait, patchconvnet, resmlp, vit  # noqa: F401  (each registers its family's record)
+from .family import Family, get_family
 from .timm_backbones import create_timm_model, is_timm_name, timm_model_name
 from .variants import VARIANTS
-from .vit import VisionTransformer
-
-MODEL_CLASSES = {'vit': VisionTransformer, 'cait': CaiT, 'resmlp': ResMLP, 'patchconvnet': PatchConvNet}
 
 
 def list_models(pattern: str = '*') -> List[str]:
@@ -24,12 +20,22 @@ def list_models(pattern: str = '*') -> List[str]:
 
 
 def family_of(name: str) -> str:
-    """'vit', 'cait', 'resmlp', 'patchconvnet' for a named variant, 'timm' for ``timm:NAME``; unknown names raise
-    a KeyError listing the closest ones."""
+    """'vit', 'cait', 'resmlp', 'patchconvnet' (any registered family, backbones/family.py) for a named variant,
+    'timm' for ``timm:NAME``; unknown names raise a KeyError listing the closest ones."""
     if is_timm_name(name):
         timm_model_name(name)
         return 'timm'
     return get_variant(name)['model']
+
+
+def family_record(name: str) -> Family:
+    """The family record of variant (or ``timm:NAME``) ``name``: what every consumer asks of a backbone."""
+    return get_family(family_of(name))
+
+
+def model_class_of(name: str) -> type:
+    """The class variant ``name`` builds."""
+    return family_record(name).model_class
 
 
 def get_variant(name: str) -> dict:
@@ -51,9 +57,8 @@ TRAINING_OVERRIDES = frozenset({'drop_path_rate', 'drop_path_uniform', 'drop_rat
 
 def variant_kwargs(name: str, **overrides) -> dict:
     """Constructor arguments of variant ``name`` with ``overrides`` applied (checked against the class)."""
-    entry = get_variant(name)
-    cls = MODEL_CLASSES[entry['model']]
-    kwargs = dict(entry['kwargs'], **overrides)
+    cls = model_class_of(name)
+    kwargs = dict(get_variant(name)['kwargs'], **overrides)
     accepted = set(inspect.signature(cls.__init__).parameters) - {'self'}
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
@@ -78,8 +83,7 @@ def create_model(name: str, num_classes: int = 1000, checkpoint: Optional[str] =
         raise ValueError(f"{name}: pretrained=True: the suite's variants load the official files with "
                          f"checkpoint=PATH (nothing is downloaded); timm:NAME models read the local Hugging Face "
                          f"cache with pretrained=True")
-    entry = get_variant(name)
-    model = MODEL_CLASSES[entry['model']](**variant_kwargs(name, num_classes=num_classes, **overrides))
+    model = model_class_of(name)(**variant_kwargs(name, num_classes=num_classes, **overrides))
     model.arch = name
     if checkpoint is not None:
         from .checkpoint import load_checkpoint

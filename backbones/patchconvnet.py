@@ -3,15 +3,18 @@ thesis ch. 5): a convolutional stem to 16x16 patches, a column of residual convo
 width and resolution, and attention-based pooling: one single-head class-attention block (a learned query,
 the class token, attends over the patches), final norm, linear classifier.
 """
-from typing import List, Sequence, Union
+from typing import List, Optional
 
 import torch
 from mmengine.model import BaseModule
 from torch import nn
 
+from .block_walk import Hidden
 from .cait import ClassAttentionHeadMixin, check_global_pool, class_attention_stage
+from .checkpoint.formats import PATCHCONVNET_OFFICIAL
+from .family import Family, register_family
 from .layers import ConvStem, PatchConvBlock, drop_path_rates
-from .vit import ViTFamilyMixin, layer_norm, normalize_indices
+from .vit import ViTFamilyMixin, layer_norm
 
 
 class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
@@ -56,10 +59,18 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
         self._build_head(norm_layer(embed_dim) if final_norm else nn.Identity(), drop_rate)
         self._init_weights()
 
-    def _trunk_input(self, x: torch.Tensor) -> torch.Tensor:
-        """The stem's map in channels-last memory, the layout every trunk block reads and writes."""
-        x, _ = self.patch_embed(x)
-        return x.contiguous(memory_format=torch.channels_last)
+    def _trunk_input(self, x: torch.Tensor, keep=None):
+        """The stem's map in channels-last memory, the layout every trunk block reads and writes, and its grid."""
+        x, grid = self.patch_embed(x)
+        return x.contiguous(memory_format=torch.channels_last), grid
+
+    def _input_norm(self, index: int) -> Optional[nn.Module]:
+        # the trunk blocks' norms work on maps, not on the walk's tokens
+        return super()._input_norm(index) if index == len(self.blocks) else None
+
+    def _dense_map(self, hidden: Hidden, norm: bool) -> torch.Tensor:
+        # the blocks' own map (channels-last), normalised over the channels
+        return self.norm(hidden.state.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) if norm else hidden.state
 
     @staticmethod
     def _tokens(x: torch.Tensor) -> torch.Tensor:
@@ -69,24 +80,7 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
     def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
         """(B, 3, H, W) -> normalised [class token, patch tokens] (B, 1 + N, C), or (B, N, C) without the
         pooling stage; ``prefix_only``: just the class token (B, 1, C), all a class-token head reads."""
-        x = self._trunk_input(x)
-        for blk in self.blocks:
-            x = blk(x)
-        return self.pool_features(self._tokens(x), prefix_only)
-
-    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                              norm: bool = False) -> List[torch.Tensor]:
-        """The maps (B, C, H/p, W/p) after the blocks in ``indices``, for dense heads; ``norm`` applies the
-        final norm (over channels) to the last block's map. Blocks after the last index are skipped."""
-        indices = normalize_indices(indices, len(self.blocks))
-        x = self._trunk_input(x)
-        outs = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            x = self.run_block(blk, x)
-            if i in indices:
-                last = norm and i == len(self.blocks) - 1
-                outs.append(self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) if last else x)
-        return outs
+        return self.pool_features(self.last_hidden(x).tokens, prefix_only)
 
     @torch.no_grad()
     def forward_attention(self, x: torch.Tensor, kind: str = 'probs') -> List[torch.Tensor]:
@@ -94,12 +88,16 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
         block: one weight per patch, the thesis' saliency maps (Figs. 5.5, 5.6); ``kind``: 'probs' or 'logits'."""
         if self.blocks_token_only is None:
             raise ValueError('this PatchConvNet has no attention-based pooling (depth_token_only=0)')
-        x = self._trunk_input(x)
-        for blk in self.blocks:
-            x = blk(x)
-        x = self._tokens(x)
+        x = self.last_hidden(x).tokens
         cls_token, maps = self.cls_token.expand(x.shape[0], -1, -1), []
         for blk in self.blocks_token_only:
             cls_token, attn = blk(x, cls_token, return_attn=kind)
             maps.append(attn[..., 1:])  # the patches' weights (the class token also attends to itself)
         return maps
+
+
+# the family's record (backbones/family.py): the trunk's last map at every UperNet level, 512 channels from S up
+# (thesis §5.3.3, Table 5.3)
+register_family(Family(name='patchconvnet', title='PatchConvNet', model_class=PatchConvNet,
+                       dense_type='PatchConvNet', upernet_levels='trunk_output', upernet_width='512_from_small',
+                       checkpoint_formats=(PATCHCONVNET_OFFICIAL,)))

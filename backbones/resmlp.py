@@ -7,6 +7,8 @@ import torch
 from mmengine.model import BaseModule
 from torch import nn
 
+from .checkpoint.formats import RESMLP_OFFICIAL, RESMLP_TIMM
+from .family import Family, register_family
 from .layers import Affine, PatchEmbed, ResMLPBlock, drop_path_rates
 from .vit import ViTFamilyMixin
 
@@ -47,7 +49,7 @@ class ResMLP(ViTFamilyMixin, BaseModule):
         self._build_head(Affine(embed_dim) if final_norm else nn.Identity(), drop_rate)
         self._init_weights()
 
-    def _trunk_input(self, x: torch.Tensor):
+    def _trunk_input(self, x: torch.Tensor, keep=None):
         x, grid = self.patch_embed(x)
         if grid != self.grid_size:
             H, W = self.patch_embed.img_size
@@ -63,10 +65,7 @@ class ResMLP(ViTFamilyMixin, BaseModule):
 
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
         """(B, 3, H, W) -> normalised patch tokens (B, N, C)."""
-        x, _ = self._trunk_input(x)
-        for blk in self.blocks:
-            x = blk(x)
-        return self.norm(x)
+        return self.norm(self.last_hidden(x).tokens)
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
         if self.global_pool == 'avg':
@@ -76,3 +75,8 @@ class ResMLP(ViTFamilyMixin, BaseModule):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.forward_head(self.forward_features(x))
+
+
+# the family's record (backbones/family.py): the cross-patch layers fix the grid to img_size
+register_family(Family(name='resmlp', title='ResMLP', model_class=ResMLP, dense_type='ResMLP', fixed_grid=True,
+                       checkpoint_formats=(RESMLP_TIMM, RESMLP_OFFICIAL)))

@@ -37,6 +37,8 @@ from torch import nn
 from vitbench.engine.layer_decay import timm_layers
 from vitbench.registry import MODELS
 
+from .family import Family, register_family
+
 PREFIX = 'timm:'
 PYRAMID_STRIDES = (4, 8, 16, 32)  # the strides UperNet's four levels and Mask R-CNN's RoI extractors expect
 
@@ -272,3 +274,14 @@ class TimmBackbone(BaseModule):
         if not hasattr(self, '_layer_map'):  # timm's grouping, once: it matches every parameter name
             self._layer_map = timm_layers(self.model)
         return self._layer_map
+
+
+def _layout(name: str, backbone: dict) -> dict:
+    return describe(name, img_size=backbone.get('img_size'))
+
+
+# the family's record (backbones/family.py): the task adapters read describe(); a swap drops the suite's ViT
+# options a timm model does not share (a Swin's own window_size is another thing)
+register_family(Family(name='timm', title='timm', model_class=None, dense_type='TimmBackbone', describe_maps=_layout,
+                       swap_drops=('window_size', 'global_attn_indexes', 'use_rel_pos', 'final_norm',
+                                   'rel_pos_zero_init')))

@@ -1,7 +1,9 @@
 """Named backbone variants: one table, architecture only (training recipes set drop path etc.).
 
-Each entry: the model class ('vit', 'cait', 'resmlp' or 'patchconvnet'), its constructor arguments, the paper
-and the official checkpoint convention the arguments reproduce. ``tools/list_backbones.py`` prints the table.
+Each entry: its family (``model``: the name of a record of backbones/family.py, 'vit', 'cait', 'resmlp' or
+'patchconvnet'), its constructor arguments, the paper and the official checkpoint convention the arguments
+reproduce. ``tools/list_backbones.py`` prints the table. A family of one's own adds its variants with its record
+(``register_family(..., variants=...)``, docs/extending-backbone.md).
 """
 
 DEIT = 'DeiT (Touvron et al., ICML 2021)'

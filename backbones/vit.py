@@ -2,14 +2,15 @@
 hMLP stem, the 12-head ViT-Tiny of MAE-lite, average pooling with fc_norm (MAE fine-tuning), windowed
 attention (ViTDet) and dense multi-level outputs.
 """
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple
 
 import torch
 from mmengine.model import BaseModule
 from timm.layers import trunc_normal_
 from torch import nn
-from torch.utils.checkpoint import checkpoint
 
+from .block_walk import BlockWalkMixin, gather_tokens, normalize_indices  # noqa: F401 (normalize_indices: re-export)
+from .family import Family, register_family
 from .layers import (Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
                      resample_pos_embed)
 
@@ -18,41 +19,20 @@ def layer_norm(eps: float):
     return lambda dim: nn.LayerNorm(dim, eps=eps)
 
 
-def normalize_indices(indices: Union[int, Sequence[int]], depth: int) -> List[int]:
-    """Block indices (negative ones count from the end) as sorted non-negative ints, checked against depth."""
-    indices = [indices] if isinstance(indices, int) else list(indices)
-    out = []
-    for i in indices:
-        if not -depth <= i < depth:
-            raise ValueError(f'out index {i} is out of range for a model with {depth} blocks')
-        out.append(i % depth)
-    return sorted(set(out))
-
-
-class ViTFamilyMixin:
+class ViTFamilyMixin(BlockWalkMixin):
     """What the patch-based models share (:class:`VisionTransformer`, CaiT, ResMLP, PatchConvNet): the
     official initialisation, the mmengine init hook, the patch grid, the layer ids of layer-wise decay and the
-    per-block outputs of token models (``forward_intermediates``, ``forward_attention``).
+    walk through the blocks (:class:`~backbones.block_walk.BlockWalkMixin`: ``iter_hidden``,
+    ``forward_intermediates``, ``forward_attention``).
 
     The model provides ``patch_embed``, the parameters named in ``embedding_params`` (None where absent),
-    ``blocks`` (and ``blocks_token_only`` for a class-attention stage, None where absent) and the final
-    ``norm``; token models also ``_trunk_input(x) -> (tokens, grid)`` (the blocks called as
-    ``blk(x, grid=grid)``) and ``num_prefix_tokens`` (the tokens before the patches in the blocks' input).
+    ``blocks`` (and ``blocks_token_only`` for a class-attention stage, None where absent), the final
+    ``norm`` and what the walk needs (``_trunk_input``; see ``BlockWalkMixin``).
     """
     # initialised in this order (it fixes the seeded init) and exempt from weight decay
     embedding_params: Tuple[str, ...]
     # top-level names of layer 0 of layer-wise decay: the embedding stage
     layer0_names: Tuple[str, ...] = ('cls_token', 'dist_token', 'pos_embed', 'patch_embed')
-    # activation checkpointing of the blocks in forward_intermediates (the dense backbones' ``with_cp``)
-    with_cp: bool = False
-
-    def run_block(self, blk: nn.Module, x: torch.Tensor, **kwargs):
-        """``blk(x, **kwargs)``; with ``with_cp``, in training, under activation checkpointing: the block's
-        activations are recomputed in the backward instead of kept (detectron2's ``use_act_checkpoint``),
-        the RNG state is restored so that drop path and dropout draw the same masks again."""
-        if self.with_cp and self.training and torch.is_grad_enabled():
-            return checkpoint(blk, x, use_reentrant=False, **kwargs)
-        return blk(x, **kwargs)
 
     @property
     def grid_size(self) -> Tuple[int, int]:
@@ -126,39 +106,6 @@ class ViTFamilyMixin:
     def no_weight_decay(self):
         return set(self.embedding_params)
 
-    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                              norm: bool = False) -> List[torch.Tensor]:
-        """Patch tokens after the blocks in ``indices`` as (B, C, H/p, W/p) maps, for dense heads.
-
-        ``norm`` applies the final norm to the last block's output. Blocks after the last index are skipped.
-        """
-        indices = normalize_indices(indices, len(self.blocks))
-        B = x.shape[0]
-        x, (H, W) = self._trunk_input(x)
-        outs = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            x = self.run_block(blk, x, grid=(H, W))
-            if i in indices:
-                y = self.norm(x) if norm and i == len(self.blocks) - 1 else x
-                y = y[:, self.num_prefix_tokens:]
-                outs.append(y.transpose(1, 2).reshape(B, -1, H, W))
-        return outs
-
-    @torch.no_grad()
-    def forward_attention(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                          kind: str = 'probs') -> List[torch.Tensor]:
-        """Attention maps (B, heads, N, N) of the blocks in ``indices``: 'probs' (softmax) or 'logits'."""
-        indices = normalize_indices(indices, len(self.blocks))
-        x, grid = self._trunk_input(x)
-        maps = []
-        for i, blk in enumerate(self.blocks[:indices[-1] + 1]):
-            if i in indices:
-                x, attn = blk(x, grid=grid, return_attn=kind)
-                maps.append(attn)
-            else:
-                x = blk(x, grid=grid)
-        return maps
-
 
 class VisionTransformer(ViTFamilyMixin, BaseModule):
     """Vision Transformer (Dosovitskiy et al.) with the DeiT, DeiT III, three-things and MAE options.
@@ -189,6 +136,7 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
     checkpoint_optional = ('cls_token', 'norm.', 'fc_norm.', 'head.', 'head_dist.')
     checkpoint_may_miss = ('fc_norm.', 'head.', 'head_dist.')
     embedding_params = ('pos_embed', 'cls_token', 'dist_token')
+    block_attention = True
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
                  global_pool: str = 'token', embed_dim: int = 768, depth: int = 12, num_heads: int = 12,
@@ -262,16 +210,27 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         """In train mode, return (class logits, distillation logits) instead of their mean."""
         self.distilled_training = enable
 
-    def _pos_embed(self, x: torch.Tensor, grid: Tuple[int, int]) -> torch.Tensor:
+    @property
+    def supports_keep(self) -> bool:
+        """Whether the blocks can run on a subset of the patches: not with windows or relative positions."""
+        return not self.use_rel_pos and not any(blk.window_size for blk in self.blocks)
+
+    def _pos_embed(self, x: torch.Tensor, grid: Tuple[int, int], keep: Optional[torch.Tensor] = None):
         pos_embed = resample_pos_embed(self.pos_embed, grid, self.grid_size, self.pos_embed_prefix)
+        if keep is not None:  # the patches' positions first, then the kept ones (MAE)
+            p = self.pos_embed_prefix
+            x = gather_tokens(x + pos_embed[:, p:], keep)
+            prefix = [t + pos_embed[:, i:i + 1] if p else t
+                      for i, t in enumerate(t for t in (self.cls_token, self.dist_token) if t is not None)]
+            return torch.cat([t.expand(x.shape[0], -1, -1) for t in prefix] + [x], dim=1)
         prefix = [t.expand(x.shape[0], -1, -1) for t in (self.cls_token, self.dist_token) if t is not None]
         if self.no_embed_class:
             return torch.cat(prefix + [x + pos_embed], dim=1)
         return torch.cat(prefix + [x], dim=1) + pos_embed
 
-    def _trunk_input(self, x: torch.Tensor):
+    def _trunk_input(self, x: torch.Tensor, keep: Optional[torch.Tensor] = None):
         x, grid = self.patch_embed(x)
-        return self._pos_embed(x, grid), grid
+        return self._pos_embed(x, grid, keep), grid
 
     def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
         """(B, 3, H, W) -> normalised tokens (B, prefix + H/p * W/p, C).
@@ -312,3 +271,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
     def forward(self, x: torch.Tensor):
         # class-token pooling reads only the prefix tokens: the last block need not update the patches
         return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
+
+
+# the family's record (backbones/family.py): ViTDet's windowed attention and relative positions in Mask R-CNN
+register_family(Family(name='vit', title='ViT', model_class=VisionTransformer, dense_type='VisionTransformer',
+                       windowed=True))

@@ -3,7 +3,13 @@
 ``backbone_swap`` (``--backbone``, with its task → adapter table).
 
 Importing the package registers its pieces in the ``vitbench`` registries, the OpenMMLab way (configs reach
-them through ``custom_imports=dict(imports=['backbones', 'downstream'])``); the registries also list them as
-``locations``.
+them through ``custom_imports=dict(imports=['backbones', 'downstream'])``): it imports the package of every task
+record that names one (vitbench/results/schema.py), as the registries' ``locations`` do.
 """
-from . import det, seg, transfer  # noqa: F401
+import importlib
+
+from vitbench.results.schema import TASKS
+
+for _task in TASKS.values():
+    if _task.package:
+        importlib.import_module(_task.package)

@@ -2,45 +2,40 @@
 [--checkpoint PATH]``.
 
 Every config keeps its backbone at ``model.backbone`` with ``arch=<named variant>`` and names it in
-``experiment.backbone``. The swap rewrites both (and the registered type when the family changes: ViT, CaiT,
-ResMLP, PatchConvNet, or ``TimmBackbone`` for ``timm:NAME``), points ``init_cfg`` at the checkpoint, and then lets
-the task re-derive what depends on the backbone (neck and head widths, ...) through its entry in
-:data:`ADAPTERS`, given the variant's constructor arguments (or, for a timm model, what
-``backbones.timm_backbones.describe`` says of its maps). Classification tasks (pretrain, finetune, transfer)
-need none: their heads take their width from the backbone they are built with.
+``experiment.backbone``. The swap rewrites both (and the registered type when the family changes: its record's
+``dense_type``, backbones/family.py: ViT, CaiT, ResMLP, PatchConvNet, or ``TimmBackbone`` for ``timm:NAME``),
+points ``init_cfg`` at the checkpoint, and then lets the task re-derive what depends on the backbone (neck and
+head widths, ...) through its entry in :data:`ADAPTERS`, given the variant's constructor arguments (or, for a timm
+model, what ``backbones.timm_backbones.describe`` says of its maps) and the family's record. Classification
+tasks (pretrain, finetune, transfer) need none: their heads take their width from the backbone they are built
+with.
 """
 import os.path as osp
 from typing import Callable, Dict, Optional
 
 from mmengine.logging import print_log
 
-from backbones.factory import family_of, variant_kwargs
-from backbones.timm_backbones import describe
+from backbones.factory import family_record, variant_kwargs
 
 from .det.swap import adapt_mask_rcnn
 from .seg.swap import adapt_upernet
 
-# experiment.task -> fn(cfg, name, variant_kwargs) updating what depends on the backbone
+# experiment.task -> fn(cfg, name, layout, family record) updating what depends on the backbone
 ADAPTERS: Dict[str, Callable] = {'seg': adapt_upernet, 'det': adapt_mask_rcnn}
-_FAMILY_TYPES = {'vit': 'VisionTransformer', 'cait': 'CaiT', 'resmlp': 'ResMLP', 'patchconvnet': 'PatchConvNet',
-                 'timm': 'TimmBackbone'}
-# the suite's ViT options a timm model does not share (a Swin's own window_size is another thing)
-_VIT_ONLY = ('window_size', 'global_attn_indexes', 'use_rel_pos', 'final_norm', 'rel_pos_zero_init')
 
 
 def backbone_layout(name: str, backbone: dict) -> dict:
-    """What a task adapter needs of backbone ``name``: a variant's constructor arguments, or what timm's
-    ``feature_info`` says of a timm model built as ``backbone`` asks (its img_size)."""
-    if family_of(name) == 'timm':
-        return describe(name, img_size=backbone.get('img_size'))
-    return variant_kwargs(name)
+    """What a task adapter needs of backbone ``name``: a variant's constructor arguments, or what its family's
+    ``describe_maps`` says (timm: its ``feature_info``, for a model built as ``backbone`` asks: its img_size)."""
+    describe_maps = family_record(name).describe_maps
+    return variant_kwargs(name) if describe_maps is None else describe_maps(name, backbone)
 
 
 def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None,
                   keep_blocks: Optional[int] = None) -> None:
     """Rewrite ``cfg`` in place to use backbone variant ``name`` and/or weights from ``checkpoint``;
     ``keep_blocks``: load only the first k blocks of those weights (``backbones.checkpoint.load_checkpoint``)."""
-    family = family_of(name) if name is not None else None  # unknown names list the valid ones
+    record = family_record(name) if name is not None else None  # unknown names list the valid ones
     if checkpoint is not None and not osp.isfile(checkpoint):
         raise FileNotFoundError(f"--checkpoint '{checkpoint}' not found")
     backbone = cfg.get('model', {}).get('backbone')
@@ -49,11 +44,11 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
     if name is not None:
         if 'type' in backbone:
             scope = 'vitbench.' if backbone.type.startswith('vitbench.') else ''
-            backbone.type = scope + _FAMILY_TYPES[family]
+            backbone.type = scope + record.dense_type
         backbone.arch = name
-        if family == 'timm':
-            for key in _VIT_ONLY if 'type' in backbone else ():
-                backbone.pop(key, None)
+        for key in record.swap_drops if 'type' in backbone else ():
+            backbone.pop(key, None)
+        if record.name == 'timm':
             init_cfg = backbone.get('init_cfg')
             if isinstance(init_cfg, dict) and init_cfg.get('checkpoint') and checkpoint is None:
                 # the config's weights are its own backbone's: a timm model starts from timm's initialisation,
@@ -65,7 +60,7 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
         cfg.setdefault('experiment', {})['backbone'] = name
         task = cfg.experiment.get('task')
         if task in ADAPTERS:
-            ADAPTERS[task](cfg, name, backbone_layout(name, backbone))
+            ADAPTERS[task](cfg, name, backbone_layout(name, backbone), record)
     if checkpoint is not None:
         backbone.init_cfg = dict(type='Pretrained', checkpoint=checkpoint)
         experiment = cfg.setdefault('experiment', {})

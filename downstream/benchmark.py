@@ -44,8 +44,11 @@ def _build(registry, model_cfg, device):
 def _mmseg_vit(backbone: dict, size: int) -> dict:
     """mmseg's VisionTransformer with the architecture of vitbench's ``backbone`` config (DeiT-style: class token,
     qkv bias, pre-norm, raw block outputs at the same indices)."""
-    from backbones.variants import VARIANTS
-    spec = VARIANTS[backbone['arch']]['kwargs']
+    from backbones.factory import family_record, variant_kwargs
+    if family_record(backbone['arch']).name != 'vit':  # the record: mmseg has no counterpart of another family
+        raise ValueError(f"--dense-arch {backbone['arch']}: the UperNet step is compared with mmseg's "
+                         'VisionTransformer, so it takes a ViT variant (tools/list_backbones.py lists them)')
+    spec = variant_kwargs(backbone['arch'])
     return dict(type='mmseg.VisionTransformer', img_size=(size, size), patch_size=spec['patch_size'],
                 embed_dims=spec['embed_dim'], num_layers=spec['depth'], num_heads=spec['num_heads'],
                 mlp_ratio=spec.get('mlp_ratio', 4), out_indices=list(backbone['out_indices']), qkv_bias=True,

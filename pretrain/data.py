@@ -11,6 +11,7 @@ from typing import List, Optional
 
 from mmengine.dataset import BaseDataset
 
+from vitbench.compat.mmengine import set_dataset_classes
 from vitbench.registry import DATASETS
 from vitbench.sample_error import prepare_named
 
@@ -89,7 +90,7 @@ class ImageNet(BaseDataset):
             return self._load_ann_file()
         classes = self._classes or self._class_folders()
         if self.subset:
-            self._metainfo['classes'] = tuple(classes)
+            set_dataset_classes(self, tuple(classes))
             return read_subset(self.subset, self.split_dir, classes)
         data_list = []
         for label, name in enumerate(classes):
@@ -99,7 +100,7 @@ class ImageNet(BaseDataset):
             data_list += [dict(img_path=osp.join(folder, f), gt_label=label) for f in image_names(folder)]
         if not data_list:
             raise self._layout_error(f'no images (expected files ending in {IMG_EXTENSIONS})')
-        self._metainfo['classes'] = tuple(classes)
+        set_dataset_classes(self, tuple(classes))
         return data_list
 
     def _load_ann_file(self) -> List[dict]:
@@ -114,5 +115,5 @@ class ImageNet(BaseDataset):
                                      f'got {line.strip()!r}')
                 data_list.append(dict(img_path=osp.join(self.split_dir, parts[0]), gt_label=int(parts[1])))
         if self._classes is not None:
-            self._metainfo['classes'] = tuple(self._classes)
+            set_dataset_classes(self, tuple(self._classes))
         return data_list

@@ -35,13 +35,6 @@ from .mae import MAE, encode_visible, encoder_checks
 from .teacher import TeacherMixin, build_teacher
 
 
-def attention_heads(block: nn.Module) -> int:
-    """Channels of a block's attention map: its heads, summed over the branches of a parallel block."""
-    if hasattr(block, 'attns'):
-        return sum(b.attn.num_heads for b in block.attns)
-    return block.attn.num_heads
-
-
 def layer_pairs(layers: Sequence[Union[int, Sequence[int]]], student_depth: int, teacher_depth: int,
                 name: str = 'distill_layers', what: str = 'block') -> List[Tuple[int, int]]:
     """``[-1]`` -> [(last student block, last teacher block)]; ``[(s, t), ...]`` pairs are kept as given.
@@ -88,15 +81,15 @@ class DistilledMAE(TeacherMixin, MAE):
                              f'{teacher_model.patch_embed.patch_size}, student {self.backbone.patch_embed.patch_size}')
         self.set_teacher(teacher_model)
         self.alpha, self.hidden_alpha = alpha, hidden_alpha
-        student, teacher_blocks = self.backbone.blocks, teacher_model.blocks
-        self.pairs = layer_pairs(distill_layers, len(student), len(teacher_blocks))
-        self.hidden_pairs = layer_pairs(distill_hidden_layers, len(student) + 1, len(teacher_blocks) + 1,
+        student, teacher_depth = self.backbone, teacher_model.depth
+        self.pairs = layer_pairs(distill_layers, student.depth, teacher_depth)
+        self.hidden_pairs = layer_pairs(distill_hidden_layers, student.depth + 1, teacher_depth + 1,
                                         'distill_hidden_layers', 'hidden state')
         if not self.pairs and not self.hidden_pairs:
             raise ValueError('distill_layers and distill_hidden_layers are both empty: name at least one layer, '
                              'e.g. distill_layers=[-1] (the last block\'s attention, MAE-lite\'s choice)')
         self.head_maps = nn.ModuleList([
-            nn.Conv2d(attention_heads(student[s]), attention_heads(teacher_blocks[t]), 1, bias=False)
+            nn.Conv2d(student.attention_heads(s), teacher_model.attention_heads(t), 1, bias=False)
             for s, t in self.pairs])
         self.hidden_adapters = nn.ModuleList([
             nn.Linear(self.backbone.embed_dim, teacher_model.embed_dim, bias=False) for _ in self.hidden_pairs])
@@ -105,7 +98,7 @@ class DistilledMAE(TeacherMixin, MAE):
                             student: Dict[str, Dict[int, torch.Tensor]]) -> Dict[str, torch.Tensor]:
         """The distillation terms, from the student's taps (:func:`pretrain.mae.encode_visible`)."""
         attn_layers, hidden_layers = [t for _, t in self.pairs], [t for _, t in self.hidden_pairs]
-        depth = len(self.teacher.blocks)
+        depth = self.teacher.depth
         # the teacher runs as far as the deepest layer it is asked for (the final norm: all of it)
         last = max(attn_layers + [min(t, depth - 1) for t in hidden_layers])
         with torch.no_grad():

@@ -13,9 +13,9 @@ from typing import Optional, Sequence
 
 import torch
 from mmengine.logging import print_log
-from mmengine.runner import BaseLoop, ValLoop, autocast
-from mmengine.runner.loops import _parse_losses
+from mmengine.runner import ValLoop, autocast
 
+from vitbench.compat.mmengine import built_train_loop, run_val_loop
 from vitbench.registry import LOOPS
 
 
@@ -48,8 +48,8 @@ class ExtraSetsValLoop(ValLoop):
             self.extra.append((loader, evaluator))
 
     def _last_of_training(self) -> bool:
-        train_loop = getattr(self.runner, '_train_loop', None)  # still a config when no training runs
-        return isinstance(train_loop, BaseLoop) and self.runner.iter >= train_loop.max_iters
+        train_loop = built_train_loop(self.runner)  # none when no training runs
+        return train_loop is not None and self.runner.iter >= train_loop.max_iters
 
     @torch.no_grad()
     def _evaluate(self, loader, evaluator) -> dict:
@@ -59,20 +59,11 @@ class ExtraSetsValLoop(ValLoop):
             evaluator.process(data_samples=outputs, data_batch=data_batch)
         return evaluator.evaluate(len(loader.dataset))
 
-    def run(self) -> dict:
-        # ValLoop.run, with the extra sets' metrics added before the hooks see the metrics
-        self.runner.call_hook('before_val')
-        self.runner.call_hook('before_val_epoch')
-        self.runner.model.eval()
-        self.val_loss.clear()
-        for idx, data_batch in enumerate(self.dataloader):
-            self.run_iter(idx, data_batch)
-        metrics = self.evaluator.evaluate(len(self.dataloader.dataset))
-        if self.val_loss:
-            metrics.update(_parse_losses(self.val_loss, 'val'))
+    def _add_extra_metrics(self, metrics: dict) -> None:
         if self._last_of_training():
             for loader, evaluator in self.extra:
                 metrics.update(self._evaluate(loader, evaluator))
-        self.runner.call_hook('after_val_epoch', metrics=metrics)
-        self.runner.call_hook('after_val')
-        return metrics
+
+    def run(self) -> dict:
+        # ValLoop.run, with the extra sets' metrics added before the hooks see the metrics
+        return run_val_loop(self, self._add_extra_metrics)

@@ -26,6 +26,8 @@ from typing import List
 
 from torch import nn
 
+from vitbench.compat.torch import is_batch_norm
+
 TRAINABLE = ('all', 'attention', 'ffn', 'linear')
 _HEADS = r'head(_dist)?\.'
 _PATTERNS = {
@@ -58,5 +60,5 @@ def apply_trainable(model: nn.Module, trainable: str) -> List[str]:
 def keep_frozen_norms_in_eval(model: nn.Module) -> None:
     """Put BatchNorm layers whose parameters are all frozen back into eval mode (call after ``train()``)."""
     for m in model.modules():
-        if isinstance(m, nn.modules.batchnorm._BatchNorm) and not any(p.requires_grad for p in m.parameters()):
+        if is_batch_norm(m) and not any(p.requires_grad for p in m.parameters()):
             m.eval()

@@ -12,6 +12,7 @@ import os.path as osp
 import re
 from typing import List, Optional
 
+from vitbench.compat.mmengine import set_dataset_classes
 from vitbench.registry import DATASETS
 
 from .data import DatasetLayoutError, ImageNet, image_names
@@ -99,5 +100,5 @@ class ImageNet21k(ImageNet):
             data_list += [dict(img_path=osp.join(folder, f), gt_label=label[wnid]) for f in image_names(folder)]
         if not data_list:
             raise self._layout_error('no images (expected .JPEG files in the class folders)')
-        self._metainfo['classes'] = tuple(wnids)
+        set_dataset_classes(self, tuple(wnids))
         return data_list

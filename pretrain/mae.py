@@ -18,6 +18,7 @@ from mmengine.model import BaseModel
 from torch import nn
 
 from backbones import VisionTransformer
+from backbones.block_walk import gather_tokens
 from backbones.layers import Block, resample_pos_embed
 from vitbench.registry import MODELS
 
@@ -68,11 +69,6 @@ def random_masking(batch: int, num_tokens: int, mask_ratio: float, device=None,
     return ids_shuffle[:, :keep], mask, ids_restore
 
 
-def gather_tokens(x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """x (B, L, C), ids (B, K) -> (B, K, C)."""
-    return x.gather(1, ids[..., None].expand(-1, -1, x.shape[-1]))
-
-
 def patchify(imgs: torch.Tensor, patch_size: int) -> torch.Tensor:
     """(B, C, H, W) -> (B, H/p * W/p, p * p * C), pixels of a patch in (row, column, channel) order."""
     B, C, H, W = imgs.shape
@@ -97,13 +93,18 @@ def pixel_target(imgs: torch.Tensor, patch_size: int, norm_pix: bool = True, eps
 
 
 def encoder_checks(vit: nn.Module, who: str) -> None:
-    """A masked encoder needs a plain ViT with a class token and global attention."""
+    """A masked encoder needs a plain ViT with a class token, the final norm and global attention."""
     if not isinstance(vit, VisionTransformer):
         raise TypeError(f'{who}: masked image modelling needs a ViT variant, got {type(vit).__name__}')
     if vit.cls_token is None or vit.distilled:
         raise ValueError(f'{who}: the encoder must have a class token and no distillation token')
-    if any(getattr(b, 'window_size', 0) for b in vit.blocks):
-        raise ValueError(f'{who}: windowed attention cannot run on a random subset of the tokens')
+    if vit.global_pool == 'avg':
+        raise ValueError(f"{who}: the encoder's output is normalised by the final norm, which global_pool='avg' "
+                         "replaces by fc_norm after pooling: pre-train with global_pool='token' (MAE-lite fine-tunes "
+                         "with 'avg')")
+    if not vit.supports_keep:
+        raise ValueError(f'{who}: windowed attention (or relative positions) cannot run on a random subset of the '
+                         'tokens')
 
 
 def encode_visible(vit: nn.Module, imgs: torch.Tensor, ids_keep: torch.Tensor,
@@ -115,29 +116,20 @@ def encode_visible(vit: nn.Module, imgs: torch.Tensor, ids_keep: torch.Tensor,
     'hidden': {h: hidden state}}`` for the blocks in ``attn_layers`` and the hidden states in ``hidden_layers``.
     Hidden state h (0 <= h <= depth) is MAE-lite's (official ``models_vit_distill``): the input of block h after
     that block's first norm (``norm1``; h = 0: the embedded tokens), and for h = depth the output of the final
-    norm. With ``last_block``, stops after that block (and returns no tokens).
+    norm. With ``last_block``, stops after that block (and returns no tokens). One walk of
+    ``backbones/block_walk.py`` (``iter_hidden`` with ``keep=ids_keep``).
     """
-    depth = len(vit.blocks)
-    for h in hidden_layers:
-        if h < depth and not hasattr(vit.blocks[h], 'norm1'):
-            raise ValueError(f'hidden state {h} is the norm1 output of block {h}, and {type(vit.blocks[h]).__name__} '
-                             'has no norm1 (parallel blocks have one norm per branch)')
-    x, grid = vit.patch_embed(imgs)
-    pos = resample_pos_embed(vit.pos_embed, grid, vit.grid_size, vit.pos_embed_prefix)
-    x = gather_tokens(x + pos[:, vit.pos_embed_prefix:], ids_keep)
-    cls = vit.cls_token + pos[:, :1] if vit.pos_embed_prefix else vit.cls_token
-    x = torch.cat([cls.expand(x.shape[0], -1, -1), x], dim=1)
+    depth = vit.depth
+    end = depth - 1 if last_block is None else last_block  # the last block's input: the last norm1 tap
     taps = dict(attn={}, hidden={})
-    for i, blk in enumerate(vit.blocks):
-        if i in hidden_layers:
-            taps['hidden'][i] = blk.norm1(x)
-        if i in attn_layers:
-            x, taps['attn'][i] = blk(x, return_attn='logits')
-        else:
-            x = blk(x)
-        if i == last_block:
-            return None, taps
-    x = vit.norm(x)
+    for h in vit.iter_hidden(imgs, keep=ids_keep, attn_indices=attn_layers, attn_kind='logits', stop=last_block):
+        if h.attn is not None:
+            taps['attn'][h.index - 1] = h.attn
+        if h.index in hidden_layers and h.index <= end:
+            taps['hidden'][h.index] = h.normed()
+    if last_block is not None:
+        return None, taps
+    x = h.normed()  # the last hidden state through the final norm
     if depth in hidden_layers:
         taps['hidden'][depth] = x
     return x, taps

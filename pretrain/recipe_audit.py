@@ -135,11 +135,11 @@ def _first(pipeline: List[dict], *types: str) -> dict:
 
 def _backbone_defaults(arch) -> Dict[str, Any]:
     """The constructor arguments the variant sets, over the class defaults."""
-    from backbones.factory import MODEL_CLASSES, get_variant
+    from backbones.factory import get_variant, model_class_of
     if not isinstance(arch, str):
         return {}
     entry = get_variant(arch)
-    params = inspect.signature(MODEL_CLASSES[entry['model']].__init__).parameters
+    params = inspect.signature(model_class_of(arch).__init__).parameters
     defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
     return dict(defaults, **entry['kwargs'])
 

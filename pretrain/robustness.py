@@ -22,6 +22,7 @@ import os.path as osp
 import pkgutil
 from typing import Dict, List, Sequence, Tuple, Union
 
+from vitbench.compat.mmengine import set_dataset_classes
 from vitbench.registry import DATASETS
 
 from .data import DatasetLayoutError, ImageNet, image_names
@@ -107,7 +108,7 @@ class _WnidFolders(ImageNet):
         if not osp.isdir(self.split_dir):
             raise self._layout_error('folder not found')
         data_list = _wnid_folders(self.split_dir, self.wnids(), self._layout_error, self.title)
-        self._metainfo['classes'] = imagenet_1k_wnids()
+        set_dataset_classes(self, imagenet_1k_wnids())
         return data_list
 
 
@@ -226,7 +227,7 @@ class ImageNetC(ImageNet):
                 images = _wnid_folders(folder, imagenet_1k_wnids(), self._layout_error, what)
                 tags = dict(corruption=ALL_CORRUPTIONS.index(corruption), severity=severity)
                 data_list += [dict(info, **tags) for info in images]
-        self._metainfo['classes'] = imagenet_1k_wnids()
+        set_dataset_classes(self, imagenet_1k_wnids())
         return data_list
 
     def prepare_data(self, idx: int):

@@ -62,7 +62,7 @@ def _demo(name):
 
 def test_the_demo_schedules_are_the_ones_its_thresholds_were_measured_with():
     """configs/pipelines/demo.py's expected orderings rest on the Δ measured over seeds 0-4 with exactly these
-    schedules (README "What make demo gives", docs/demo-signal.md): a change to one of them must come with a
+    schedules (docs/demo.md "What make demo gives", docs/demo-signal.md): a change to one of them must come with a
     re-measured threshold."""
     sup = _demo('sup_demo')
     assert sup.model.backbone.img_size == 32 and sup.model.backbone.global_pool == 'avg'  # pooled: a dense start

@@ -10,9 +10,9 @@ import re
 import pytest
 import torch
 
+from _pipeline_helpers import run, write_pipeline
 from _tool_helpers import FIXTURES, REPO, run_tool
 from backbones import CheckpointError, create_model, load_checkpoint, save_checkpoint
-from test_pipeline import run, write_pipeline
 from vitbench.experiment.cli import run_main
 from vitbench.experiment.divergence import DivergenceHook, TrainingDiverged
 from vitbench.results.table import build_table

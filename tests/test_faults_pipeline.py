@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from _pipeline_helpers import fake, run, write_pipeline
 from _tool_helpers import CONFIG, FIXTURES, REPO, run_tool, wait_for
-from test_pipeline import fake, run, write_pipeline
 from vitbench.fileio import RUN_LOCK, FolderLock
 
 STAGE = 'toy'  # the training stage of toy_training_pipeline, in WORK_DIR/toy

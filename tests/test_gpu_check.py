@@ -1,6 +1,6 @@
 """tools/gpu_check.py: the one GPU check runs its steps as the suite's own commands, reports each (status, time,
 log) in JSON and Markdown after every step, skips what would start past its time budget and says so, and a check
-run in parts reports every part. Its GPU numbers are in the README ("On GPUs"); here, on CPU, its bookkeeping."""
+run in parts reports every part. Its GPU numbers: docs/benchmarks.md ("On GPUs"); here, on CPU, its bookkeeping."""
 import json
 import subprocess
 import sys

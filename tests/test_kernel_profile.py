@@ -8,7 +8,7 @@ from torch import nn
 
 from vitbench.engine.kernel_profile import format_breakdown, kernel_breakdown, kind_of
 
-# kernel names as torch 2.11 + CUDA 13 ran them on an NVIDIA H100 (the profile of the README's MAE-B step), and CPU
+# kernel names as torch 2.11 + CUDA 13 ran them on an NVIDIA H100 (docs/benchmarks.md's MAE-B profile), and CPU
 # operators
 SEEN = {
     'nvjet_sm90_tst_192x192_64x4_1x2_h_bz_coopB_bias_TNN': 'matmul',

@@ -115,6 +115,14 @@ def test_the_installed_wheel_runs_from_another_folder(wheel, tmp_path):
     record = (work / 'run' / 'result.json').read_text()
     assert '"top1"' in record and str(site / 'vitbench' / '.mim' / 'configs' / 'demo' / 'sup_demo.py') in record
 
+    # the board reads the paper rows from the wheel's own data file (issue 32: a non-editable install once shipped
+    # without it), beside the measured row of the run above
+    board = _run([str(bin_dir / 'vitbench-leaderboard'), 'run'], cwd=work)
+    measured, _, papers = board.partition('## Paper reference results')
+    assert 'vit_demo_patch8_64' in measured and 'Table 6.12: DeiT III semantic segmentation' in papers
+    assert f'{site}/vitbench/results/paper_results.yaml' in _run(
+        [str(python), '-c', 'from vitbench.results.paper import PAPER_RESULTS; print(PAPER_RESULTS)'], cwd=work)
+
     plan = _run([str(bin_dir / 'vitbench-pipeline'), 'pipelines/demo.py', '--dry-run', '--work-dir', 'p'], cwd=work)
     shipped = site / 'vitbench' / '.mim'
     assert f'{shipped}/tools/train.py {shipped}/configs/demo/sup_demo.py' in plan

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
+from _pipeline_helpers import run, write_pipeline
 from _tool_helpers import FIXTURES, REPO, wait_for
-from test_pipeline import run, write_pipeline
 from vitbench.pipeline import preload
 from vitbench.pipeline import command as pipeline_command
 from vitbench.pipeline.run import stop_stages

@@ -12,9 +12,9 @@ import sys
 import pytest
 import torch
 
+from _pipeline_helpers import fake, write_pipeline
 from _slurm_cluster import SlurmCluster, skip_reason
 from _tool_helpers import FIXTURES, REPO, wait_for
-from test_pipeline import fake, write_pipeline
 from vitbench.pipeline.resources import time_minutes
 from vitbench.pipeline.slurm import describe
 from vitbench.pipeline.spec import PipelineError, load_pipeline

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures('vitbench_scope')
 
 
 def expected_attention_only(names):
-    """The rule of the README, written independently of pretrain/finetune.py."""
+    """The rule of docs/recipes.md ("Fine-tuning"), written independently of pretrain/finetune.py."""
     keep = []
     for n in names:
         parts = n.split('.')

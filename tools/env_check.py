@@ -98,7 +98,7 @@ def check_mmcv_ops(problems):
         print('  mmcv.ops     nms and RoIAlign run')
     except Exception as e:  # noqa: BLE001
         problems.append(f'mmcv.ops does not run ({type(e).__name__}: {e}); rebuild it with `make install` '
-                        '(see README, "Troubleshooting the mmcv build")')
+                        '(see docs/getting-started.md, "Troubleshooting the mmcv build")')
         print('  mmcv.ops     BROKEN')
         return
     check_mmcv_cuda_kernels(problems)

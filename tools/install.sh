@@ -125,7 +125,7 @@ build_mmcv_wheel() {
             "${CUDA_BUILD_ENV[@]}" "$PY" -m pip wheel --no-build-isolation --no-deps -w "$tmp/dist" . \
             >"$tmp/build.log" 2>&1); then
         tail -n 60 "$tmp/build.log" >&2
-        echo "mmcv build failed (last lines above); see README, 'Troubleshooting the mmcv build'" >&2
+        echo "mmcv build failed (last lines above); see docs/getting-started.md, 'Troubleshooting the mmcv build'" >&2
         return 1
     fi
     # Move into the cache only once complete, so an interrupted build never leaves a broken wheel there.
@@ -145,7 +145,7 @@ else
         say "using cached wheel $cached"
     fi
     pip_install --no-deps --force-reinstall "$cached"
-    mmcv_ops_work || { echo "mmcv $MMCV_VERSION installed but mmcv.ops does not run; see README troubleshooting" >&2; exit 1; }
+    mmcv_ops_work || { echo "mmcv $MMCV_VERSION installed but mmcv.ops does not run; see docs/getting-started.md, 'Troubleshooting the mmcv build'" >&2; exit 1; }
 fi
 
 # the experiment trackers too (--vis-backend; their tests run in make test): ~15 s more the first time

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Print the named backbone variants: name, shape, parameters, GFLOPs at the variant's resolution, paper.
+"""Print the named backbone variants: name, family, shape, parameters, GFLOPs at the variant's resolution, paper.
 
 Depth N+k: N trunk blocks and k class-attention blocks (CaiT, PatchConvNet's attention-based pooling);
 heads: 0 for ResMLP (no attention).
@@ -14,7 +14,7 @@ import json
 
 import torch
 
-from backbones import create_model, get_variant, list_models
+from backbones import create_model, family_record, get_variant, list_models
 from backbones.complexity import count_flops, count_params
 from vitbench.fileio import atomic_write_text
 
@@ -25,14 +25,14 @@ def describe(name: str, flops: bool = True) -> dict:
         model = create_model(name)
     kw = entry['kwargs']
     depth = f"{kw['depth']}x{kw['num_parallel']}" if kw.get('num_parallel', 1) > 1 else str(kw['depth'])
-    blocks_token_only = getattr(model, 'blocks_token_only', None)
-    if blocks_token_only is not None:  # CaiT's and PatchConvNet's class-attention blocks
-        depth += f'+{len(blocks_token_only)}'
+    class_attention = model.num_layers - model.depth  # CaiT's and PatchConvNet's class-attention blocks
+    if class_attention:
+        depth += f'+{class_attention}'
     # attention heads: of the blocks (ViT, CaiT), of the attention-based pooling (PatchConvNet), none (ResMLP)
-    heads = kw.get('num_heads', blocks_token_only[0].attn.num_heads if blocks_token_only is not None else 0)
-    row = dict(name=name, depth=depth, width=kw['embed_dim'], heads=heads, patch=kw['patch_size'],
-               params_M=round(count_params(model) / 1e6, 2), resolution=model.patch_embed.img_size[0],
-               gflops=None, paper=entry['paper'])
+    heads = kw.get('num_heads', model.attention_heads(model.depth) if class_attention else 0)
+    row = dict(name=name, family=family_record(name).title, depth=depth, width=kw['embed_dim'], heads=heads,
+               patch=kw['patch_size'], params_M=round(count_params(model) / 1e6, 2),
+               resolution=model.patch_embed.img_size[0], gflops=None, paper=entry['paper'])
     if flops:
         # FLOPs do not depend on the values: allocate without the (slow) random initialisation
         model = model.to_empty(device='cpu')
@@ -50,8 +50,8 @@ def main(argv=None):
     names = list_models(args.pattern)
     if not names:
         raise SystemExit(f'no variant matches {args.pattern!r}; variants: {", ".join(list_models())}')
-    header = (f'{"name":34s} {"depth":>6s} {"width":>5s} {"heads":>5s} {"patch":>5s} {"params (M)":>10s} '
-              f'{"GFLOPs":>8s} {"res":>5s}  paper')
+    header = (f'{"name":34s} {"family":12s} {"depth":>6s} {"width":>5s} {"heads":>5s} {"patch":>5s} '
+              f'{"params (M)":>10s} {"GFLOPs":>8s} {"res":>5s}  paper')
     print(header)
     print('-' * len(header))
     rows = []
@@ -59,8 +59,9 @@ def main(argv=None):
         row = describe(name, flops=not args.no_flops)
         rows.append(row)
         gflops = '-' if row['gflops'] is None else f'{row["gflops"]:.2f}'
-        print(f'{name:34s} {row["depth"]:>6s} {row["width"]:5d} {row["heads"]:5d} {row["patch"]:5d} '
-              f'{row["params_M"]:10.2f} {gflops:>8s} {row["resolution"]:5d}  {row["paper"]}', flush=True)
+        print(f'{name:34s} {row["family"]:12s} {row["depth"]:>6s} {row["width"]:5d} {row["heads"]:5d} '
+              f'{row["patch"]:5d} {row["params_M"]:10.2f} {gflops:>8s} {row["resolution"]:5d}  {row["paper"]}',
+              flush=True)
     if args.json:
         atomic_write_text(json.dumps(rows, indent=2), args.json)
     return rows

@@ -18,6 +18,7 @@ from vitbench.engine.run_cost import meter_of
 from vitbench.experiment.config_checks import empty_epoch_problem, training_problems
 from vitbench.experiment.cli import (ConfigError, add_common_args, add_tracking_args, build_runner, load_config,
                                      run_main, use_trackers)
+from vitbench.results.schema import task_of
 
 
 def parse_args(argv=None):
@@ -110,9 +111,10 @@ def use_mixed_precision(cfg, config: str, task, device: str, auto: bool) -> None
             print(f'--amp: float16 ({plan.why})', flush=True)
         return
     if not auto:  # refused, not replaced by float32: the user asked for mixed precision
-        if task == 'det':
-            raise ConfigError(f'{config}: --amp without a GPU is not available for detection: {plan.why}; train '
-                              'without --amp')
+        record = task_of(task)
+        if record is not None and record.roi_ops:
+            raise ConfigError(f'{config}: --amp without a GPU is not available for {record.title}: {plan.why}; '
+                              'train without --amp')
         raise ConfigError(f'--amp: {plan.why}; train without --amp (float32 is the faster choice here)')
     print(f'--amp auto: float32 ({plan.why})', flush=True)
 

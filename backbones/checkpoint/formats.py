@@ -9,10 +9,10 @@ Handled (detected from the keys, in this order):
 - facebookresearch/mae pre-training (encoder kept, ``decoder_*`` and ``mask_token`` dropped) and fine-tuned
   files (``fc_norm``);
 - MAE-lite files (``{'model': {'model.<key>': ...}}``; teacher, adapters and EMA copies dropped);
-- facebookresearch/deit ResMLP files (bare state dicts: ``attn`` = the cross-patch layer, ``mlp``,
-  ``gamma_1``/``gamma_2``) and timm's ResMLP (``stem``, bare ``ls1``/``ls2``, (1, 1, C) Affine parameters);
-- facebookresearch/deit PatchConvNet files (``{'model': ...}``: ``attn.qkv_pos.{0,2,4,5}`` trunk blocks,
-  ``patch_embed.proj.{0,2,4,6}.0`` stem);
+- a family's own formats, its record's ``checkpoint_formats`` (backbones/family.py): facebookresearch/deit ResMLP
+  files (bare state dicts: ``attn`` = the cross-patch layer, ``mlp``, ``gamma_1``/``gamma_2``) and timm's ResMLP
+  (``stem``, bare ``ls1``/``ls2``, (1, 1, C) Affine parameters); facebookresearch/deit PatchConvNet files
+  (``{'model': ...}``: ``attn.qkv_pos.{0,2,4,5}`` trunk blocks, ``patch_embed.proj.{0,2,4,6}.0`` stem);
 - timm state dicts (already in vitbench's names).
 """
 import re
@@ -21,6 +21,7 @@ from typing import Dict, List, Optional
 
 import torch
 
+from ..family import FAMILIES, CheckpointFormat
 from .io import FORMAT_TAG, CheckpointError
 
 # official DeiT III / CaiT LayerScale parameters -> LayerScale modules
@@ -116,20 +117,31 @@ def _rename(sd: Dict[str, torch.Tensor], rules) -> Dict[str, torch.Tensor]:
     return out
 
 
+def _resmlp_timm(sd: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    sd = _rename(sd, _RESMLP_TIMM)
+    # timm keeps the Affine parameters as (1, 1, C)
+    return {k: v.reshape(-1) if k.endswith(('.alpha', '.beta')) else v for k, v in sd.items()}
+
+
+# the formats of the ResMLP and PatchConvNet records (backbones/resmlp.py, backbones/patchconvnet.py)
+RESMLP_TIMM = CheckpointFormat('timm ResMLP',
+                               lambda sd: 'blocks.0.linear_tokens.weight' in sd and 'stem.proj.weight' in sd,
+                               _resmlp_timm)
+RESMLP_OFFICIAL = CheckpointFormat('facebookresearch/deit ResMLP',
+                                   lambda sd: 'blocks.0.norm1.alpha' in sd and 'blocks.0.attn.weight' in sd,
+                                   lambda sd: _rename(sd, _RESMLP_OFFICIAL))
+PATCHCONVNET_OFFICIAL = CheckpointFormat('facebookresearch/deit PatchConvNet',
+                                         lambda sd: any('.attn.qkv_pos.' in k for k in sd),
+                                         lambda sd: _rename(sd, _PATCHCONVNET_OFFICIAL))
+
+
 def _rename_families(ck: Canonical) -> None:
-    """ResMLP (official, timm) and official PatchConvNet keys to vitbench's, recognised by their own keys."""
-    sd = ck.state_dict
-    if 'blocks.0.linear_tokens.weight' in sd and 'stem.proj.weight' in sd:
-        sd = _rename(sd, _RESMLP_TIMM)
-        # timm keeps the Affine parameters as (1, 1, C)
-        ck.state_dict = {k: v.reshape(-1) if k.endswith(('.alpha', '.beta')) else v for k, v in sd.items()}
-        ck.source = 'timm ResMLP'
-    elif 'blocks.0.norm1.alpha' in sd and 'blocks.0.attn.weight' in sd:
-        ck.state_dict = _rename(sd, _RESMLP_OFFICIAL)
-        ck.source = 'facebookresearch/deit ResMLP'
-    elif any('.attn.qkv_pos.' in k for k in sd):
-        ck.state_dict = _rename(sd, _PATCHCONVNET_OFFICIAL)
-        ck.source = 'facebookresearch/deit PatchConvNet'
+    """A family's own key names (its record's ``checkpoint_formats``, backbones/family.py) to vitbench's, recognised
+    by their own keys: the first format that recognises them."""
+    for fmt in (f for family in FAMILIES.values() for f in family.checkpoint_formats):
+        if fmt.detect(ck.state_dict):
+            ck.state_dict, ck.source = fmt.convert(ck.state_dict), fmt.source
+            return
 
 
 def to_canonical(obj, path: str, prefix: Optional[str] = None) -> Canonical:

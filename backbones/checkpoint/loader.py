@@ -171,7 +171,7 @@ def _keep_first_blocks(model: nn.Module, sd: Dict[str, torch.Tensor], keep_block
     """Drop from ``sd`` everything above the first ``keep_blocks`` blocks: the later blocks and what follows them
     (final norm, class-attention stage, head), by the layer ids of layer-wise decay (``get_layer_id``: 0 for the
     embedding, i + 1 for block i). The model keeps its fresh initialisation there."""
-    depth = len(model.blocks)
+    depth = model.depth
     if isinstance(keep_blocks, bool) or not isinstance(keep_blocks, int) or not 0 <= keep_blocks <= depth:
         raise ValueError(f'keep_blocks={keep_blocks!r}: expected the number of leading blocks to load, a whole '
                          f'number from 0 to {depth} (the model has {depth} blocks)')
@@ -239,7 +239,7 @@ def load_checkpoint(model: nn.Module, checkpoint: str, prefix: Optional[str] = N
         _keep_first_blocks(model, sd, keep_blocks, notes)
     with torch.no_grad():
         model.load_state_dict(sd, strict=False)
-    model._is_init = True  # mmengine must not re-initialise loaded weights
+    model.is_init = True  # mmengine must not re-initialise loaded weights (BaseModule.is_init)
     report = LoadReport(str(checkpoint), ck.source, notes)
     if verbose:
         print_log(f'loaded {checkpoint} ({ck.source})' + ''.join(f'\n  note: {n}' for n in notes),

@@ -42,6 +42,7 @@ class PatchConvBlock(nn.Module):
         self.ls1 = LayerScale2d(dim, init_values)
         self.drop_path1 = make_drop_path(drop_path)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, grid=None) -> torch.Tensor:
+        """``grid``: unused (the map is its own grid), taken as the token blocks take it."""
         y = self.act2(self.dwconv(self.act1(self.conv1(self.norm1(x)))))
         return residual(x, self.conv2(self.se(y)), self.ls1, self.drop_path1)

@@ -5,10 +5,10 @@
 
 each as the raw patch tokens (Fourier analysis) and normalised as the official MAE-lite CKA code takes them:
 the next block's first LayerNorm of its input, the final norm (or ``fc_norm``) after the last block. Class and
-distillation tokens are left out. Works for models with ``_trunk_input(x) -> (tokens, grid)`` and ``blocks``
-(ViT family, CaiT's trunk, ResMLP); attention logits need blocks that return them (``return_attn``).
+distillation tokens are left out. Works for the models that walk their blocks with ``iter_hidden``
+(``backbones/block_walk.py``: ViT family, CaiT's trunk, ResMLP); attention logits need blocks that return them
+(``block_attention``).
 """
-import inspect
 from dataclasses import dataclass
 from typing import Iterator, Optional, Tuple
 
@@ -26,21 +26,13 @@ class Layer:
 
 
 def check_token_model(model: nn.Module, label: str = '') -> None:
-    if not (hasattr(model, '_trunk_input') and hasattr(model, 'blocks')):
+    if not hasattr(model, 'iter_hidden'):
         raise ValueError(f'{label or type(model).__name__}: {type(model).__name__} is not a token model '
                         '(ViT family, CaiT, ResMLP): the analyses read per-layer patch tokens')
 
 
 def has_attention(model: nn.Module) -> bool:
-    return all('return_attn' in inspect.signature(blk.forward).parameters for blk in model.blocks)
-
-
-def _final_norm(model: nn.Module) -> nn.Module:
-    for name in ('norm', 'fc_norm'):
-        norm = getattr(model, name, None)
-        if norm is not None and not isinstance(norm, nn.Identity):
-            return norm
-    return nn.Identity()
+    return model.block_attention
 
 
 @torch.no_grad()
@@ -49,20 +41,7 @@ def walk_layers(model: nn.Module, x: torch.Tensor, attention: bool = False) -> I
     check_token_model(model)
     if attention and not has_attention(model):
         raise ValueError(f'{type(model).__name__} has no attention maps to analyse (its blocks do not return them)')
-    prefix = getattr(model, 'num_prefix_tokens', 0)
-    tokens, grid = model._trunk_input(x)
-    grid = tuple(grid)
-    blocks = list(model.blocks)
-
-    def normed(i, t):
-        norm = getattr(blocks[i], 'norm1', None) if i < len(blocks) else _final_norm(model)
-        return (norm(t) if norm is not None else t)[:, prefix:]
-
-    yield Layer(0, tokens[:, prefix:], normed(0, tokens), grid)
-    for i, blk in enumerate(blocks):
-        logits = None
-        if attention:
-            tokens, logits = blk(tokens, grid=grid, return_attn='logits')
-        else:
-            tokens = blk(tokens, grid=grid)
-        yield Layer(i + 1, tokens[:, prefix:], normed(i + 1, tokens), grid, logits)
+    for h in model.iter_hidden(x, attn_indices=range(model.depth) if attention else (), attn_kind='logits'):
+        # no single norm1 (parallel blocks): the raw tokens
+        normed = h.normed() if h.norm is not None else h.tokens
+        yield Layer(h.index, h.patches(), normed[:, h.num_prefix_tokens:], h.grid, h.attn)

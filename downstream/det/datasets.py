@@ -16,6 +16,7 @@ from typing import Dict, List, Optional
 from mmdet.datasets import CocoDataset as _MMDetCocoDataset
 from mmengine.logging import print_log
 
+from vitbench.compat.mmdet import load_coco_data_list
 from vitbench.registry import DATASETS
 from vitbench.sample_error import prepare_named
 
@@ -52,9 +53,8 @@ class CocoDataset(_MMDetCocoDataset):
         folder = self.data_prefix.get('img')
         if folder and not osp.isdir(folder):
             self._layout_error(f'there is no image folder {folder}')
-        api = type(self).COCOAPI
 
-        def open_annotations(path):  # mmdet drops its COCO object after loading; keep the categories
+        def open_annotations(api, path):  # mmdet drops its COCO object after loading; keep the categories
             try:
                 coco = api(path)
             except json.JSONDecodeError as e:  # pycocotools' json.load, which does not say which file
@@ -63,11 +63,7 @@ class CocoDataset(_MMDetCocoDataset):
             self._categories = [coco.cats[i]['name'] for i in coco.get_cat_ids()]  # in the file's order
             self._check_annotations(coco)
             return coco
-        self.COCOAPI = open_annotations
-        try:
-            data_list = super().load_data_list()
-        finally:
-            del self.COCOAPI
+        data_list = load_coco_data_list(self, super().load_data_list, open_annotations)
         self._check_classes(tuple(self.metainfo['classes']))
         if not data_list:
             self._layout_error(f'{self.ann_file} lists no images')

@@ -15,6 +15,7 @@ from mmdet.datasets.api_wrappers import COCOeval
 from mmdet.evaluation import CocoMetric as MMDetCocoMetric
 from mmengine.fileio import load
 
+from vitbench.compat.mmdet import coco_metric_ground_truth
 from vitbench.registry import METRICS
 from vitbench.results.coco_ap import coco_evidence
 from vitbench.results.per_image import publish
@@ -53,7 +54,8 @@ class CocoMetric(MMDetCocoMetric):
             for prediction in predictions:
                 prediction.pop('bbox', None)  # as mmdet: the mask's own area, not the box's
         with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints its progress
-            coco_eval = COCOeval(self._coco_api, self._coco_api.loadRes(predictions), iou_type)
+            ground_truth = coco_metric_ground_truth(self)
+            coco_eval = COCOeval(ground_truth, ground_truth.loadRes(predictions), iou_type)
             coco_eval.params.catIds = self.cat_ids
             coco_eval.params.imgIds = self.img_ids
             coco_eval.params.maxDets = list(self.proposal_nums)

@@ -6,17 +6,15 @@ included (ViTDet: 2, 5, 8, 11 at depth 12; 5, 11, 17, 23 at depth 24; 7, 15, 23,
 family gives the pyramid its last map (PatchConvNet's trunk output, as the thesis' Table 5.6 does); only the
 ViT has windowed attention and relative position biases (both kept: the tables follow the new patch size and
 window), the others drop those keys (CaiT attends globally, memory growing with the image; ResMLP and
-PatchConvNet have no attention), and ResMLP's fixed token grid is built for the padded batch. ``with_cp``
+PatchConvNet have no attention), and ResMLP's fixed token grid is built for the padded batch: the family
+record's ``windowed`` and ``fixed_grid`` (backbones/family.py). ``with_cp``
 (activation checkpointing) is kept: every dense backbone has it.
 """
 from typing import List, Tuple
 
-from backbones.factory import family_of
-
+from backbones.family import Family
 
 STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
-WINDOWED = {'vit'}       # families with windowed attention (global_attn_indexes) and use_rel_pos
-FIXED_GRID = {'resmlp'}  # families whose img_size fixes the token grid
 
 
 def global_blocks(depth: int, num: int = 4) -> List[int]:
@@ -35,7 +33,7 @@ def pyramid_scales(patch_size: int) -> Tuple[float, ...]:
     return scales
 
 
-def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
+def adapt_mask_rcnn(cfg, name: str, variant: dict, family: Family) -> None:
     backbone, neck = cfg.model.backbone, cfg.model.neck
     if variant.get('kind') == 'hierarchical':
         return _adapt_hierarchical(cfg, name, variant)
@@ -47,13 +45,12 @@ def adapt_mask_rcnn(cfg, name: str, variant: dict) -> None:
                          f'config (model.data_preprocessor.pad_size_divisor): use a multiple of {patch}')
     depth = backbone.get('depth') or variant['depth']  # an explicit depth override (tests, ablations) wins
     backbone.out_indices = [depth - 1]                 # the pyramid is built from the last map only
-    family = family_of(name)
-    if family in WINDOWED:
+    if family.windowed:  # its record (backbones/family.py)
         backbone.global_attn_indexes = global_blocks(depth)
     else:
         for key in ('window_size', 'global_attn_indexes', 'use_rel_pos'):
             backbone.pop(key, None)
-    if family in FIXED_GRID and pad:
+    if family.fixed_grid and pad:
         backbone.img_size = pad  # every batch is padded to this square
     neck.in_channels = variant['embed_dim']
     neck.scales = list(scales)

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from mmseg.evaluation import IoUMetric
 
+from vitbench.compat.mmseg import iou_areas, name_iou_results, unname_iou_results
 from vitbench.registry import METRICS
 from vitbench.results.per_image import image_id, publish
 
@@ -22,24 +23,24 @@ class PerClassIoUMetric(IoUMetric):
     """``type='vitbench.PerClassIoUMetric'``: the arguments of mmseg's ``IoUMetric``."""
 
     def process(self, data_batch: dict, data_samples) -> None:
-        # mmseg keeps (intersect, union, pred, label) per image; the image's name travels with them, so that the
-        # results gathered from every rank stay paired with their names
+        # mmseg keeps one result per image (vitbench/compat/mmseg.py); the image's name travels with it, so that
+        # the results gathered from every rank stay paired with their names
         start = len(self.results)
         super().process(data_batch, data_samples)
-        for i, sample in enumerate(data_samples[:len(self.results) - start]):
-            self.results[start + i] = (*self.results[start + i], image_id(sample.get('img_path') or ''))
+        added = data_samples[:len(self.results) - start]
+        name_iou_results(self.results, start, [image_id(sample.get('img_path') or '') for sample in added])
 
     def compute_metrics(self, results: list) -> dict:
-        names = [r[4] if len(r) > 4 else '' for r in results]
-        results = [tuple(r[:4]) for r in results]
+        names, results = unname_iou_results(results)
         # mmseg returns numpy float32 scalars rounded to 2 decimals: plain floats serialise to JSON
         metrics = {name: round(float(value), 2) for name, value in super().compute_metrics(results).items()}
         if self.format_only:
             return metrics
+        intersects, unions = iou_areas(results)
         publish('mIoU', 'iou', [name or str(i) for i, name in enumerate(names)],
-                intersect=_pixel_counts([r[0] for r in results]), union=_pixel_counts([r[1] for r in results]))
-        intersect = sum(r[0] for r in results).double()
-        union = sum(r[1] for r in results).double()
+                intersect=_pixel_counts(intersects), union=_pixel_counts(unions))
+        intersect = sum(intersects).double()
+        union = sum(unions).double()
         iou = (intersect / union * 100).tolist()  # 0 / 0 = nan for classes nobody saw
         for name, value in zip(self.dataset_meta['classes'], iou):
             if not math.isnan(value):

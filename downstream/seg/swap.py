@@ -2,7 +2,8 @@
 
 UperNet on a plain backbone (BEiT / MAE / XCiT practice) reads four maps, rescales them 4 / 2 / 1 / 0.5 with
 ``Feature2Pyramid`` (width = embedding dim) and decodes with ``head_channels`` channels. What differs by
-family is one row of :data:`LAYOUTS`:
+family is in its record (backbones/family.py: ``upernet_levels``, ``upernet_width``, ``fixed_grid``), each rule
+named there is a function here (:data:`LEVELS`, :data:`WIDTHS`):
 
 - which blocks feed the four levels: four spread over the depth (``pyramid_indices``) for the token models
   (ViT, CaiT, ResMLP, thesis Table 4.6); the trunk's last map at every level for PatchConvNet, "we only use
@@ -19,7 +20,7 @@ follows its last map's, by the same rule).
 """
 from typing import List
 
-from backbones.factory import family_of
+from backbones.family import Family
 
 
 def head_channels(embed_dim: int) -> int:
@@ -46,21 +47,16 @@ def patchconvnet_channels(embed_dim: int) -> int:
     return 512 if embed_dim >= 384 else head_channels(embed_dim)
 
 
-# family -> (blocks of the 4 levels, UperNet width, whether the backbone's grid is fixed by its img_size)
-LAYOUTS = {
-    'vit': (pyramid_indices, head_channels, False),
-    'cait': (pyramid_indices, head_channels, False),
-    'resmlp': (pyramid_indices, head_channels, True),
-    'patchconvnet': (trunk_output, patchconvnet_channels, False),
-}
+# a record's upernet_levels / upernet_width (backbones.family.UPERNET_LEVELS / UPERNET_WIDTHS) -> its rule
+LEVELS = {'pyramid': pyramid_indices, 'trunk_output': trunk_output}
+WIDTHS = {'by_width': head_channels, '512_from_small': patchconvnet_channels}
 
 
-def adapt_upernet(cfg, name: str, variant: dict) -> None:
-    family = family_of(name)
+def adapt_upernet(cfg, name: str, variant: dict, family: Family) -> None:
     if variant.get('kind') == 'hierarchical':
         return _adapt_hierarchical(cfg, variant)
     dim, model = variant['embed_dim'], cfg.model
-    levels, channels, fixed_grid = LAYOUTS['vit' if family == 'timm' else family]
+    levels, channels = LEVELS[family.upernet_levels], WIDTHS[family.upernet_width]
     preprocessor, patch = model.get('data_preprocessor') or {}, variant['patch_size']
     crop = preprocessor.get('size') or ()
     if any(side % patch for side in crop):
@@ -68,7 +64,7 @@ def adapt_upernet(cfg, name: str, variant: dict) -> None:
                          f'config (model.data_preprocessor.size): use crops that are a multiple of {patch}')
     if preprocessor.get('test_cfg', {}).get('size_divisor'):
         preprocessor.test_cfg.size_divisor = patch  # test images padded to whole patches
-    if fixed_grid and crop:
+    if family.fixed_grid and crop:
         model.backbone.img_size = tuple(crop)  # a grid of the crops' size (smaller test windows are padded)
     model.backbone.out_indices = levels(variant['depth'])
     if model.get('neck') and 'embed_dim' in model.neck:

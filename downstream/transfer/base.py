@@ -14,6 +14,7 @@ from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
 from pretrain.data import DatasetLayoutError
+from vitbench.compat.mmengine import set_dataset_classes
 from vitbench.sample_error import prepare_named
 
 
@@ -45,7 +46,7 @@ class TransferDataset(BaseDataset):
         classes, data_list = self.load_split()
         if not data_list:
             raise self.layout_error('', f"the '{self.split}' split lists no images")
-        self._metainfo['classes'] = tuple(classes)
+        set_dataset_classes(self, tuple(classes))
         official = ', '.join(f'{k} {v}' for k, v in self.OFFICIAL.items())
         print_log(f"{type(self).__name__} '{self.split}' at {self.data_root}: {len(data_list)} images, "
                   f'{len(classes)} classes (the real dataset: {official})', logger='current')

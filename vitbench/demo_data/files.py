@@ -15,6 +15,8 @@ import numpy as np
 import scipy.io
 from PIL import Image
 
+from vitbench.compat.python import PurePythonPickler
+
 JPEG_QUALITY = 90
 
 
@@ -79,11 +81,11 @@ def mat_cell_row(strings):
 _NUMPY_RECONSTRUCT = np.zeros(0).__reduce__()[0]  # numpy._core... in numpy 2, numpy.core... in 1.x
 
 
-class _Py2Pickler(pickle._Pickler):
+class _Py2Pickler(PurePythonPickler):
     """Protocol 2 as Python 2 wrote it: ``bytes`` become py2 ``str`` (BINSTRING), not ``_codecs.encode``
     calls, and arrays reference ``numpy.core.multiarray`` (readable by numpy 1.x and 2.x alike)."""
 
-    dispatch = pickle._Pickler.dispatch.copy()
+    dispatch = PurePythonPickler.dispatch.copy()
 
     def save_py2_str(self, obj):
         n = len(obj)

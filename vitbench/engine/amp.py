@@ -21,6 +21,7 @@ import torch
 from mmengine.optim import OptimWrapper
 
 from vitbench.registry import OPTIM_WRAPPERS
+from vitbench.results.schema import has_roi_ops
 
 PRECISIONS = ('bf16', 'fp16', 'fp32')  # result.json's cost.precision
 
@@ -50,12 +51,12 @@ def amp_plan(device: str, task: Optional[str], gpu_bf16: bool = False, cpu_fast_
     (``vitbench.engine.cpu_amp.cpu_has_fast_bf16``)."""
     fp16 = AmpPlan('fp16', dict(type='AmpOptimWrapper', dtype='float16', loss_scale='dynamic'))
     if device == 'cuda':
-        if task == 'det':
+        if has_roi_ops(task):
             return fp16._replace(why=DET_FP16)
         if not gpu_bf16:
             return fp16._replace(why='this GPU has no native bfloat16 (compute capability < 8.0)')
         return AmpPlan('bf16', dict(type='vitbench.AutocastOptimWrapper', dtype='bfloat16', device_type='cuda'))
-    if task == 'det':
+    if has_roi_ops(task):
         return AmpPlan('fp32', None, DET_CPU)
     if not cpu_fast_bf16:
         from .cpu_amp import SLOW_BF16

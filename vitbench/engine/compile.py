@@ -23,6 +23,8 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapperDict
 
+from vitbench.results.schema import has_roi_ops
+
 TRAIN_STEP = 'train_step'  # result.json's cost.compiled: what was compiled
 BACKBONE = 'backbone'
 DET_BACKBONE_ONLY = ("--compile: detection compiles the backbone only (Mask R-CNN's RPN and RoI heads have "
@@ -39,7 +41,7 @@ class CompilePlan(NamedTuple):
 
 def compile_plan(task: Optional[str]) -> CompilePlan:
     """What ``--compile`` compiles for a config whose ``experiment.task`` is ``task`` (None: no experiment)."""
-    if task == 'det':
+    if has_roi_ops(task):
         return CompilePlan(BACKBONE, DET_BACKBONE_ONLY)
     return CompilePlan(TRAIN_STEP)
 

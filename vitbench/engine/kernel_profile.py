@@ -3,7 +3,7 @@
 A step that costs more than its FLOPs say spends the difference outside the matrix products: in attention
 kernels that run below the GEMM rate, or in memory-bound work (normalisation, activations, casts, residual adds),
 which follows the bytes moved, not the FLOPs. ``tools/benchmark.py pretrain --profile`` prints this breakdown
-beside each step time; it is how the MAE-B / supervised ViT-B ratio of the README was explained.
+beside each step time; it is how the MAE-B / supervised ViT-B ratio of docs/benchmarks.md was explained.
 
 Kinds, by kernel or operator name (the first that matches):
 

@@ -27,10 +27,11 @@ from typing import Dict, Optional
 import numpy as np
 import torch
 from mmengine.hooks import Hook
-from mmengine.runner import BaseLoop, EpochBasedTrainLoop, IterBasedTrainLoop
+from mmengine.runner import EpochBasedTrainLoop, IterBasedTrainLoop
 from mmengine.runner.checkpoint import find_latest_checkpoint
 from torch.utils.data import get_worker_info
 
+from vitbench.compat.mmengine import built_train_loop, resumes_from_latest, wrap_iter_loop_batches
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, remove_unfinished_writes
 from vitbench.registry import HOOKS
 
@@ -137,7 +138,7 @@ def training_done(runner) -> bool:
 
 def _is_training(runner) -> bool:
     # Runner.train() builds its loop before before_run; test() and val() leave the train loop a config.
-    return isinstance(runner._train_loop, BaseLoop)
+    return built_train_loop(runner) is not None
 
 
 @HOOKS.register_module()
@@ -173,7 +174,7 @@ class RunStateHook(Hook):
             return
         for name in remove_unfinished_writes(runner.work_dir):
             runner.logger.warning(f'removed an unfinished write of a killed process: {name}')
-        if runner._resume and runner._load_from is None:  # --resume without a path: mmengine's pointer
+        if resumes_from_latest(runner):  # --resume without a path: mmengine's pointer
             self._check_pointer(runner)
 
     @staticmethod
@@ -237,7 +238,7 @@ class RunStateHook(Hook):
         if training_done(runner):  # nothing is fetched any more: the last validation and the export draw from them
             restore()
         elif isinstance(loop, IterBasedTrainLoop):
-            loop.dataloader_iterator = _RestoreBeforeFetch(loop.dataloader_iterator, loop.iter, restore)
+            wrap_iter_loop_batches(loop, lambda batches: _RestoreBeforeFetch(batches, loop.iter, restore))
         else:
             self._pending = restore
 

@@ -12,6 +12,7 @@ import torch.distributed as dist
 from mmengine.config import Config, DictAction
 from mmengine.registry import MODEL_WRAPPERS, RUNNERS
 from mmengine.runner import Runner
+from mmengine.utils import import_modules_from_strings
 from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
@@ -83,6 +84,12 @@ def load_config(args: argparse.Namespace):
             cfg.merge_from_dict(args.cfg_options)
     except Exception as e:
         raise ConfigError(f'--cfg-options {args.cfg_options} could not be applied to {args.config}: {e}') from e
+    if any(k.split('.')[0] == 'custom_imports' for k in args.cfg_options or {}):  # a config's own ran at parsing
+        try:
+            import_modules_from_strings(**cfg.custom_imports)
+        except ImportError as e:
+            raise ConfigError(f'--cfg-options custom_imports: {e} (a module on PYTHONPATH, e.g. '
+                              "custom_imports.imports=[my_family])") from e
 
     checkpoint = getattr(args, 'backbone_checkpoint', None)
     keep_blocks = getattr(args, 'keep_blocks', None)

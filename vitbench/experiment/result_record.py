@@ -8,8 +8,8 @@ A config says what it measures in an ``experiment`` dict::
                       eval='ss',                                                       # optional
                       protocol=dict(name=..., settings=[...]))  # from configs/_base_/protocols/<name>.py
 
-tools/train.py and tools/test.py add :class:`ResultRecorderHook` to every config that has one. The hook
-writes the record after training (the last validation's metrics, plus the final training loss) and after
+tools/train.py and tools/test.py add ``ResultRecorderHook`` (vitbench/experiment/result_hook.py) to every config
+that has one. The hook writes the record after training (the last validation's metrics, plus the final training loss) and after
 testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
 Metrics are stored as percentages, as the papers report them.
 
@@ -27,36 +27,30 @@ import os.path as osp
 import subprocess
 from typing import Dict, Optional
 
-from mmengine.hooks import Hook
-from mmengine.runner import EpochBasedTrainLoop
-
 from backbones import create_model
 from backbones.variants import VARIANTS
 from backbones.complexity import count_flops, count_params
 from backbones.timm_backbones import default_resolution
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
-from vitbench.engine.run_state import training_done
 from vitbench.experiment.protocol import protocol_of
-from vitbench.registry import HOOKS
 from vitbench.fileio import atomic_write_text
 from vitbench.results import per_image
-from vitbench.results.schema import DIVERGED, TASKS
+from vitbench.results.schema import DIVERGED, fraction_prefixes, task_names, task_of
 
-# Metric families that toolboxes report as fractions (mmdet's COCO AP); everything else is in percent.
-_FRACTION_PREFIXES = ('coco/',)
-_LAST_VALIDATION = 'vitbench_last_validation'  # runner checkpoints' meta: the metrics a resumed run reports
 _REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
     """'coco/bbox_mAP': 0.407 → 'bbox_mAP': 40.7; 'accuracy/top1' → 'top1'; 'mIoU' stays; COCO's -1 (an area
-    range without objects) is left out."""
+    range without objects) is left out. The metrics reported as fractions are those under a task record's
+    ``fraction_prefixes`` (vitbench/results/schema.py; mmdet's COCO AP); everything else is in percent."""
+    prefixes = fraction_prefixes()
     normalized = {}
     for name, value in metrics.items():
         if not isinstance(value, numbers.Real):  # numpy scalars included (mmseg returns np.float32)
             continue  # e.g. per-class tables some metrics return alongside the scalars
-        fraction = name.startswith(_FRACTION_PREFIXES)
+        fraction = name.startswith(prefixes)
         if fraction and value < 0:
             continue  # COCO's -1: no ground truth in that range (e.g. no large objects), not a score
         normalized[name.split('/')[-1]] = float(value) * (100.0 if fraction else 1.0)
@@ -68,10 +62,10 @@ def experiment_of(cfg) -> dict:
     missing = [k for k in ('task', 'dataset', 'backbone') if not experiment.get(k)]
     if missing:
         raise KeyError(f"config {cfg.filename}: `experiment` needs the keys {missing} "
-                       f"(task one of {TASKS}, dataset name, backbone variant name)")
-    if experiment['task'] not in TASKS:
+                       f"(task one of {task_names()}, dataset name, backbone variant name)")
+    if task_of(experiment['task']) is None:
         raise ValueError(f"config {cfg.filename}: experiment.task={experiment['task']!r}, "
-                         f'expected one of {TASKS}')
+                         f'expected one of {task_names()}')
     return experiment
 
 
@@ -118,7 +112,7 @@ def eval_of(cfg, experiment: dict) -> str:
     if experiment.get('eval'):
         return experiment['eval']
     trainable = (cfg.get('model') or {}).get('trainable', 'all')
-    return trainable if experiment['task'] == 'finetune' and trainable != 'all' else 'ss'
+    return trainable if task_of(experiment['task']).finetunes and trainable != 'all' else 'ss'
 
 
 def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
@@ -178,92 +172,3 @@ def write_result(work_dir: str, record: dict) -> str:
     path = osp.join(work_dir, 'result.json')
     atomic_write_text(json.dumps(record, indent=2, sort_keys=False) + '\n', path)
     return path
-
-
-@HOOKS.register_module()
-class ResultRecorderHook(Hook):
-    """Writes ``work_dir/result.json`` after training (last validation + final loss) and after testing; drives
-    the run's cost meter (started before the run, images counted per training iteration, totals carried in
-    runner checkpoints). The last validation's metrics travel in runner checkpoints too, and a run resumed after
-    its last iteration runs the validation it missed: killed anywhere between the last checkpoint and its
-    result.json, a resumed run records what the run that never stopped would have."""
-
-    priority = 'LOWEST'  # after the other hooks have logged and saved
-
-    def __init__(self):
-        self._metrics: Dict[str, float] = {}
-        self._validated_at: Optional[int] = None  # training iterations done when the last validation ran
-        self._loaded = None  # (iteration, last validation) of the runner checkpoint loaded, until before_train
-
-    def before_run(self, runner) -> None:
-        experiment_of(runner.cfg)  # fail now, not after hours of training, if the record cannot be made
-        protocol_of(runner.cfg)  # (a config run without tools/train.py's checks)
-        meter_of(runner).start()
-
-    def after_load_checkpoint(self, runner, checkpoint) -> None:
-        meter_of(runner).loaded(checkpoint)
-        meta = checkpoint.get('meta') or {}
-        self._loaded = (meta.get('iter'), meta.get(_LAST_VALIDATION))
-
-    def before_train(self, runner) -> None:
-        meter_of(runner).resume_if_resumed(runner)  # runner.iter is the resumed one by now
-        iteration, last = self._loaded or (None, None)
-        self._loaded = None
-        if runner.iter and iteration == runner.iter and isinstance(last, dict):
-            # resumed (not weights loaded with load_from): the validation before the checkpoint is this run's too
-            self._metrics, self._validated_at = dict(last['metrics']), last['iter']
-        if self._missed_last_validation(runner):
-            runner.logger.info('resumed after the last training iteration, before the validation that follows it: '
-                               'validating now, as the run that never stopped did')
-            runner.val_loop.run()
-
-    def _missed_last_validation(self, runner) -> bool:
-        """A run resumed from the checkpoint of its last iteration (killed before the validation mmengine runs
-        after it, or while exporting or recording) would end without that validation's metrics. mmengine's loops
-        validate after the last iteration whenever there is a validation loop and the run reaches ``val_begin``."""
-        loop = runner.train_loop
-        end = loop.max_epochs if isinstance(loop, EpochBasedTrainLoop) else loop.max_iters
-        return (training_done(runner) and runner.val_loop is not None and end >= loop.val_begin
-                and self._validated_at != runner.iter)
-
-    def before_train_iter(self, runner, batch_idx, data_batch=None) -> None:
-        meter_of(runner).count(data_batch)  # before, so that the checkpoint after this iteration counts it
-
-    def before_save_checkpoint(self, runner, checkpoint) -> None:
-        meter_of(runner).saving(runner, checkpoint)
-        if self._validated_at is not None:  # plain numbers: the checkpoint policy's safe loader reads them back
-            checkpoint.setdefault('meta', {})[_LAST_VALIDATION] = dict(iter=int(self._validated_at), metrics={
-                k: float(v) for k, v in self._metrics.items() if isinstance(v, numbers.Real)})
-
-    def before_val_epoch(self, runner) -> None:
-        per_image.take_published()  # what an evaluation outside this loop left: not this run's
-
-    before_test_epoch = before_val_epoch
-
-    def after_val_epoch(self, runner, metrics=None) -> None:
-        self._metrics = dict(metrics or {})
-        self._validated_at = runner.iter
-        self._write_evidence(runner)
-
-    @staticmethod
-    def _write_evidence(runner) -> None:
-        """``per_image.npz``: the per-image arrays the metrics of this evaluation published (rank 0 computes)."""
-        evidence = per_image.take_published()
-        if evidence and runner.rank == 0:
-            per_image.write(runner.work_dir, evidence)
-
-    def after_train(self, runner) -> None:
-        metrics = dict(self._metrics)
-        loss = runner.message_hub.log_scalars.get('train/loss')
-        if loss is not None:
-            metrics['loss'] = float(loss.current())
-        self._record(runner, metrics, training=True)
-
-    def after_test_epoch(self, runner, metrics=None) -> None:
-        self._write_evidence(runner)
-        self._record(runner, dict(metrics or {}), training=False)
-
-    def _record(self, runner, metrics: Dict[str, float], training: bool) -> None:
-        path = record_run(runner, metrics, training)
-        if path:
-            runner.logger.info(f'result written to {path}')

@@ -9,13 +9,11 @@ The server serves one thread setting (``THREAD_VARIABLES``): OpenMP and MKL read
 imported. It starts with the first pipeline's; a stage that wants another runs as a subprocess, as does every stage
 under ``VITBENCH_NO_PRELOAD=1`` or where there is no forkserver.
 """
-import atexit
 import ctypes
 import importlib
 import multiprocessing
 import os
 import os.path as osp
-import pickle
 import runpy
 import signal
 import subprocess
@@ -24,6 +22,10 @@ import threading
 import weakref
 from multiprocessing import connection, forkserver
 from typing import Dict, List, Optional
+
+from vitbench.compat.python import (ForkserverChild, fork_from_server, forkserver_internals_present,
+                                    inherited_fds, read_signed, release_forkserver_alive_fd,
+                                    run_exit_functions, send_to_child, start_forkserver)
 
 # What the tools import before they do anything, by name (only the server imports them): a forked stage starts
 # where a fresh one stands after its imports, no further (a segmentation stage still imports mmseg.models itself).
@@ -38,7 +40,7 @@ def start(env: Dict[str, str]) -> bool:
     """Start the server (once a process) with ``env``'s thread setting; whether it serves stages run with ``env``.
     Call it before the threads that start stages: the server inherits ``os.environ``, set here for the moment."""
     global _threads
-    if 'forkserver' not in multiprocessing.get_all_start_methods() or not _internals_present() or \
+    if 'forkserver' not in multiprocessing.get_all_start_methods() or not forkserver_internals_present() or \
             env.get('VITBENCH_NO_PRELOAD', '') not in ('', '0'):
         return False
     threads = {name: env.get(name) for name in THREAD_VARIABLES}
@@ -48,18 +50,11 @@ def start(env: Dict[str, str]) -> bool:
             saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
             _set(os.environ, threads)
             try:
-                forkserver.ensure_running()  # returns at once; the server imports MODULES meanwhile
+                start_forkserver()  # returns at once; the server imports MODULES meanwhile
             finally:
                 _set(os.environ, saved)
             _threads = threads
     return _threads == threads
-
-
-def _internals_present() -> bool:
-    """The CPython internals ForkedStage and _Stage use (checked on 3.11): another Python falls back to subprocesses."""
-    server = getattr(forkserver, '_forkserver', None)
-    return (all(hasattr(forkserver, name) for name in ('connect_to_new_process', 'read_signed', 'get_inherited_fds'))
-            and hasattr(server, '_forkserver_alive_fd') and hasattr(atexit, '_run_exitfuncs'))
 
 
 def _set(environ, values: Dict[str, Optional[str]]) -> None:
@@ -80,17 +75,14 @@ class ForkedStage:
         reader, writer = os.pipe()
         try:
             # the server forks a child that reads what to run from `data`, then sends its pid and exit status on
-            # `status`; `writer` becomes the child's (forkserver.get_inherited_fds)
-            status, data = forkserver.connect_to_new_process([writer])
+            # `status`; `writer` becomes the child's (inherited_fds)
+            status, data = fork_from_server([writer])
         finally:
             os.close(writer)
         weakref.finalize(self, os.close, status)
         try:
-            with open(data, 'wb', closefd=False) as f:
-                # no multiprocessing preparation: it would run the pipeline's __main__ again in the stage
-                pickle.dump({}, f)
-                pickle.dump(_Stage(argv[1:], env, os.getcwd()), f)
-            self.pid = forkserver.read_signed(status)
+            send_to_child(data, _Stage(argv[1:], env, os.getcwd()))
+            self.pid = read_signed(status)
             os.read(reader, 1)  # its own process group, death signal set (b'': it ended before; wait() says how)
         finally:
             os.close(data)  # after that byte: until then its end-of-file tells the child that the pipeline died
@@ -104,32 +96,30 @@ class ForkedStage:
         with self._lock:  # the server sends the status once: one thread reads it
             if self.returncode is None:
                 try:
-                    self.returncode = forkserver.read_signed(self._status)
+                    self.returncode = read_signed(self._status)
                 except EOFError:
                     self.returncode = 255  # the server died (and with it the stage): its status is lost
         return self.returncode
 
 
-class _Stage:
-    """Unpickled in the forked child, which calls ``_bootstrap`` (as it would a multiprocessing Process's) and exits
-    with what it returns."""
+class _Stage(ForkserverChild):
+    """Unpickled in the forked child, which calls ``run`` and exits with what it returns."""
 
     def __init__(self, argv: List[str], env: Dict[str, str], cwd: str):
         self.argv, self.env, self.cwd = argv, env, cwd
 
-    def _bootstrap(self, pipeline_sentinel: int) -> int:
+    def run(self, pipeline_sentinel: int) -> int:
         os.setpgid(0, 0)  # a process group of its own, which stop_stages signals
         # Its parent is the server, which ends when the pipeline does: unless this stage holds the server's 'alive'
         # pipe, which the server hands every child.
-        os.close(forkserver._forkserver._forkserver_alive_fd)
-        forkserver._forkserver._forkserver_alive_fd = None
+        release_forkserver_alive_fd()
         try:
             ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         except (AttributeError, OSError):
             pass  # not Linux: the stage outlives a pipeline killed with -9; an interrupted pipeline still stops it
         if connection.wait([pipeline_sentinel], 0):  # end of file: the pipeline died before the signal was set
             return 1
-        [out] = forkserver.get_inherited_fds()
+        [out] = inherited_fds()
         os.write(out, b'\0')  # ready: ForkedStage reads this byte before the output
         os.dup2(out, 1)
         os.dup2(out, 2)
@@ -170,7 +160,7 @@ def _run_as_main(script: str) -> int:
     for thread in threading.enumerate():  # the interpreter waits for them, then runs the exit functions
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
-    atexit._run_exitfuncs()
+    run_exit_functions()
     sys.stdout.flush()
     sys.stderr.flush()
     return status

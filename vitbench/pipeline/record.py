@@ -18,7 +18,7 @@ import os.path as osp
 from typing import List, Optional
 
 from vitbench.fileio import atomic_write_text
-from vitbench.results.schema import DIVERGED, HEADLINE_METRICS
+from vitbench.results.schema import DIVERGED, task_of
 
 from .command import resolve
 from .spec import Pipeline, Stage
@@ -146,7 +146,8 @@ def key_metric(stage: Stage) -> str:
     except (OSError, ValueError, KeyError, TypeError):
         return ''
     # the task's headline metrics; a run without them (MAE pre-training) by its final loss
-    headline = [name for name, _ in HEADLINE_METRICS.get(record.get('task'), ())] + ['loss']
+    task = task_of(record.get('task'))
+    headline = [m.name for m in (task.metrics if task else ())] + ['loss']
     names = (stage.spec['metric'],) if stage.spec.get('metric') else headline
     shown = [f'{n} {metrics[n]:.2f}' for n in names if isinstance(metrics.get(n), (int, float))]
-    return ', '.join(shown[:2] if record.get('task') == 'det' else shown[:1])
+    return ', '.join(shown[:task.shown_metrics if task else 1])

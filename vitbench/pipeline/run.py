@@ -14,8 +14,9 @@ command) in its own work dir, with a progress line per stage and a summary at th
 * The pipeline owns its stages. It holds ``WORK_DIR/pipeline.lock`` while it runs (a second pipeline there
   refuses; the lock of one that died is taken over, with a line). Each stage runs in a process group of its own,
   which an interrupted pipeline (SIGINT, or SIGTERM through tools/pipeline.py) stops: SIGTERM, then SIGKILL after
-  ``STOP_GRACE_S``. On Linux a stage also gets SIGTERM when the pipeline is killed outright (kill -9). A stage
-  whose folder a live training holds (``run.lock``, taken by every tools/train.py) is not started twice.
+  ``STOP_GRACE_S`` (:mod:`.stage_process`). On Linux a stage also gets SIGTERM when the pipeline is killed
+  outright (kill -9). A stage whose folder a live training holds (``run.lock``, taken by every tools/train.py) is
+  not started twice.
 * On a machine with GPUs (:mod:`.gpus`), each train / test stage gets ``gpus_per_stage`` of them through
   ``CUDA_VISIBLE_DEVICES``, the least used first: ``jobs 8`` on an 8-GPU node runs eight stages on a GPU each; a
   stage of several GPUs runs under torchrun (one process per GPU). Stages under a launcher of their own (srun, the
@@ -26,82 +27,32 @@ command) in its own work dir, with a progress line per stage and a summary at th
   are (mmengine does at import), and CUDA state does not survive a fork ("Cannot re-initialize CUDA in forked
   subprocess"); there, as under ``VITBENCH_NO_PRELOAD=1``, they start as fresh subprocesses, as the other stages do.
 """
-import glob
 import json
 import os
 import os.path as osp
-import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Dict, List, Optional, TextIO
 
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, atomic_write_text
 from vitbench.results.schema import DIVERGED_EXIT_STATUS
 
-from . import preload
+from . import leaderboard_stage, preload
 from .command import command_of, launch_of, resolve
 from .gpus import GpuError, GpuPool, visible_gpus
 from .record import changes, diverged, is_done, key_metric, missing_outputs, set_aside, write_record
 from .spec import Pipeline, PipelineError, Stage
+from .stage_log import error_cause, log_tail, progress_of
+from .stage_process import start_stage, stop_stages
+from .stage_result import UNFINISHED, StageResult
 
 LOG_NAME = 'pipeline.log'
 SUMMARY_NAME = 'pipeline_summary.json'
 LOCK_NAME = 'pipeline.lock'
-STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when stages are stopped
-_PROGRESS_MARKS = ('Epoch(train)', 'Iter(train)', 'Epoch(val)', 'Iter(val)', 'Epoch(test)', 'Iter(test)')
-
-UNFINISHED = ('failed', 'diverged', 'blocked', 'interrupted')  # what the stages after one wait for in vain
-
-
-@dataclass
-class StageResult:
-    id: str
-    status: str  # ran | cached | failed | diverged | blocked | interrupted
-    seconds: float = 0.0
-    metric: str = ''
-    detail: str = ''
-    log: Optional[str] = None
-
-# Runs a stage's argv in place of itself (exec), after asking Linux to send it SIGTERM when the pipeline dies
-# (PR_SET_PDEATHSIG survives exec). Not a preexec_fn: those are unsafe in a process with threads, and stages start
-# from a thread pool. SIGTERM rather than SIGKILL, so that a launcher (torchrun) stops its own workers. The signal
-# comes when the thread that started the stage ends: the pool's threads live until every stage has ended.
-_DIE_WITH_PIPELINE = """\
-import ctypes, os, signal, sys
-try:
-    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-except (AttributeError, OSError):
-    pass  # not Linux: the stage outlives a pipeline killed with -9; an interrupted pipeline still stops it
-if os.getppid() != int(sys.argv[1]):
-    sys.exit('the pipeline ended before this stage started')
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
-
-
-def _signal_group(process: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(process.pid, sig)  # the stage's own group: its launcher, ranks and dataloader workers
-    except (ProcessLookupError, PermissionError):
-        pass  # the whole group is gone
-
-
-def stop_stages(processes, grace: float = STOP_GRACE_S) -> None:
-    """SIGTERM to every stage's process group; SIGKILL to what is left of it after ``grace`` seconds, or as soon
-    as its leader is gone (workers of a trainer that died would otherwise linger until they notice)."""
-    for process in processes:
-        _signal_group(process, signal.SIGTERM)
-    deadline = time.time() + grace
-    for process in processes:
-        try:
-            process.wait(max(0.0, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            pass
-        _signal_group(process, signal.SIGKILL)
 
 
 def _duration(seconds: float) -> str:
@@ -235,7 +186,7 @@ class PipelineRunner:
             return StageResult(stage.id, 'cached', metric=metric, detail='result.json exists')
         start = time.time()
         if stage.kind == 'leaderboard':
-            return self._leaderboard(stage, counter, start)
+            return leaderboard_stage.run_leaderboard(self.pipeline, stage, counter, start, self.results, self.say)
         os.makedirs(stage.work_dir, exist_ok=True)
         log = osp.join(stage.work_dir, LOG_NAME)
         try:
@@ -273,7 +224,7 @@ class PipelineRunner:
                      f'stages after it are skipped (log {log})')
             return StageResult(stage.id, 'diverged', seconds, detail=where, log=log)
         if returncode != 0:
-            cause = _cause(log, offset)
+            cause = error_cause(log, offset)
             detail = f'exit status {returncode}' + (f': {cause}' if cause else '')
         elif stage.kind in ('train', 'test') and not osp.isfile(osp.join(stage.work_dir, 'result.json')):
             detail = 'finished without writing result.json'
@@ -284,7 +235,7 @@ class PipelineRunner:
             self.say(f'{counter} {stage.id}: ok in {_duration(seconds)}' + (f', {metric}' if metric else ''))
             return StageResult(stage.id, 'ran', seconds, metric, log=log)
         self.say(f'{counter} {stage.id}: FAILED after {_duration(seconds)} ({detail}); end of {log}:')
-        self.say(''.join(f'    | {line}' for line in _tail(log, 15, offset)).rstrip())
+        self.say(''.join(f'    | {line}' for line in log_tail(log, 15, offset)).rstrip())
         return StageResult(stage.id, 'failed', seconds, detail=detail, log=log)
 
     def _command(self, stage: Stage) -> List[str]:
@@ -306,12 +257,7 @@ class PipelineRunner:
             gpus = f'CUDA_VISIBLE_DEVICES={env["CUDA_VISIBLE_DEVICES"]} ' if devices else ''
             f.write(f'\n=== {time.strftime("%Y-%m-%d %H:%M:%S")} {gpus}{subprocess.list2cmdline(argv)}\n')
             f.flush()
-            if fork:
-                process = preload.ForkedStage(argv, env)
-            else:
-                process = subprocess.Popen([sys.executable, '-c', _DIE_WITH_PIPELINE, str(os.getpid()), *argv],
-                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                           errors='replace', bufsize=1, env=env, process_group=0)
+            process = start_stage(argv, env, fork)
             self._processes.add(process)
             if self._stopping:  # started as the pipeline was interrupted, after it stopped the others
                 stop_stages([process])
@@ -322,8 +268,7 @@ class PipelineRunner:
                     if self.verbose:
                         self.say(prefix + line.rstrip('\n'))
                     else:
-                        at = min((line.find(m) for m in _PROGRESS_MARKS if m in line), default=-1)
-                        progress = line[at:].strip() if at >= 0 else progress  # from 'Epoch(train)' on
+                        progress = progress_of(line) or progress
                     if not self.verbose and progress and time.time() - last_beat >= self.heartbeat:
                         self.say(prefix + progress[:160])
                         last_beat, progress = time.time(), None
@@ -336,67 +281,7 @@ class PipelineRunner:
 
     def leaderboard_runs(self, stage: Stage, existing: bool = True) -> List[str]:
         """Its ``runs``, else the work dirs of the train / test stages it depends on (that ran)."""
-        if stage.spec.get('runs'):
-            return resolve(self.pipeline, stage, stage.spec['runs'])
-        deps = [self.pipeline.stage(d) for d in stage.deps]
-        return [d.work_dir for d in deps if d.kind in ('train', 'test') and (not existing or osp.isdir(d.work_dir))]
-
-    def _leaderboard(self, stage: Stage, counter: str, start: float) -> StageResult:
-        from vitbench.results.expectations import check_expectations, expectations_from
-        from vitbench.results.render import write_leaderboard
-        from vitbench.results.table import LeaderboardError
-        spec = stage.spec
-        out = resolve(self.pipeline, stage, spec['out'])
-        outputs = {fmt: f'{out}.{fmt}' for fmt in spec['formats']}
-        # the keywords only when set, so that a write_leaderboard without them still renders the other pipelines
-        options = {'baseline': spec['baseline']} if spec.get('baseline') else {}
-        figures = sorted({f for pattern in resolve(self.pipeline, stage, spec.get('figures') or [])
-                          for f in glob.glob(pattern)})
-        if figures:
-            options['figures'] = figures
-        # what it tabulates without, one line each: a table that cannot be made says why (e.g. every training failed)
-        unfinished = [self.results[d] for d in stage.deps
-                      if d in self.results and self.results[d].status in UNFINISHED]
-        for result in unfinished:
-            self.say(f'{counter} {stage.id}: without {result.id}, which did not finish ({result.status}: '
-                     f'{result.detail or "-"})')
-        try:
-            table = write_leaderboard(self.leaderboard_runs(stage), outputs, paper=spec.get('paper', True), **options)
-        except (LeaderboardError, OSError, ValueError) as e:
-            cause = f'{len(unfinished)} of the {len(stage.deps)} stages it tabulates did not finish (above); ' \
-                if unfinished else ''
-            self.say(f'{counter} {stage.id}: FAILED: {cause}{e}')
-            return StageResult(stage.id, 'failed', time.time() - start, detail=cause + str(e))
-        metric = f'{len(table.rows)} rows, {len(table.conflicts)} conflicts'
-        if table.rejected:  # written without them; a result.json nobody can read is no result to pass over
-            for message in table.rejected:
-                self.say(f'{counter} {stage.id}: left out {message}')
-            detail = f'{len(table.rejected)} result files left out (above)'
-            self.say(f'{counter} {stage.id}: FAILED: {detail} -> {", ".join(outputs.values())}')
-            return StageResult(stage.id, 'failed', time.time() - start, metric, detail=detail)
-        if spec.get('expect'):
-            expectations = expectations_from(spec['expect'], stage.id)
-            if self.pipeline.left_out:  # e.g. MAE for a PatchConvNet: no row to check, which is no broken promise
-                recipes = {r.recipe for r in table.rows}
-                for e in [e for e in expectations if e.row not in recipes]:
-                    self.say(f'{counter} {stage.id}: expected ordering {e.row} > {e.over} not checked: no '
-                             f"'{e.row}' row, its stages were left out for this pipeline's backbones")
-                expectations = [e for e in expectations if e.row in recipes]
-            try:
-                outcomes = check_expectations(table, expectations)
-            except LeaderboardError as e:
-                self.say(f'{counter} {stage.id}: FAILED: {e}')
-                return StageResult(stage.id, 'failed', time.time() - start, detail=str(e))
-            broken = [o for o in outcomes if not o.holds]
-            for outcome in outcomes:
-                self.say(f'{counter} {stage.id}: expected ordering {outcome.line}')
-            if broken:  # the leaderboard is written; the stage fails so that the science breaking is not silent
-                detail = f'{len(broken)} of {len(outcomes)} expected orderings do not hold'
-                self.say(f'{counter} {stage.id}: FAILED: {detail} -> {", ".join(outputs.values())}')
-                return StageResult(stage.id, 'failed', time.time() - start, metric, detail=detail)
-            metric += f', {len(outcomes)} expected orderings hold'
-        self.say(f'{counter} {stage.id}: ok, {metric} -> {", ".join(outputs.values())}')
-        return StageResult(stage.id, 'ran', time.time() - start, metric, detail=', '.join(outputs.values()))
+        return leaderboard_stage.runs_of(self.pipeline, stage, existing)
 
     # ------------------------------------------------------------------------------------------ summary
 
@@ -420,24 +305,3 @@ class PipelineRunner:
     def ok(self) -> bool:
         return all(r.status in ('ran', 'cached') for r in self.results.values())
 
-
-_ERROR_LINE = re.compile(r'^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt)(?::|$)|^error: ')
-
-
-def _cause(path: str, offset: int = 0) -> str:
-    """The last line of this run's log that names an error (a traceback's last line, a tool's 'error: ...'), or ''."""
-    lines = [line.strip() for line in _tail(path, 200, offset)]
-    return next((line[:300] for line in reversed(lines) if _ERROR_LINE.match(line)), '')
-
-
-def _tail(path: str, n: int, offset: int = 0) -> List[str]:
-    """The last ``n`` lines of ``path`` written after byte ``offset`` (this run's, not earlier ones')."""
-    try:
-        with open(path, 'rb') as f:
-            f.seek(offset)
-            lines = f.read().decode('utf-8', errors='replace').splitlines(keepends=True)
-    except OSError:
-        return []
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return lines[-n:]

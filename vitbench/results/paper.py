@@ -20,8 +20,8 @@ from typing import Dict, List, Optional
 
 import yaml
 
-from .schema import KINDS
-from .table import Column, LeaderboardError, Row, Table, res_label, sorted_columns
+from .schema import kinds, resolution_kinds
+from .table import Cell, Column, LeaderboardError, Row, Table, res_label, sorted_columns
 
 PAPER_RESULTS = osp.join(osp.dirname(osp.abspath(__file__)), 'paper_results.yaml')
 _ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe', 'img_size',
@@ -32,7 +32,7 @@ _TABLE_KEYS = ('id', 'source', 'note', 'protocol', 'rows')
 def parse_column(key: str) -> Optional[Column]:
     """'seg/ade20k/ms' → Column('seg', 'ade20k', 'ms'); 'transfer/cars' → Column('transfer', 'cars')."""
     parts = key.split('/')
-    if len(parts) not in (2, 3) or parts[0] not in KINDS or not all(parts):
+    if len(parts) not in (2, 3) or parts[0] not in kinds() or not all(parts):
         return None
     return Column(*parts)
 
@@ -103,16 +103,17 @@ def _protocol(value, where: str) -> Dict[str, str]:
         return {}
     if isinstance(value, str) and value:
         return {'*': value}
-    if isinstance(value, dict) and value and all(k in KINDS and isinstance(v, str) and v for k, v in value.items()):
+    if isinstance(value, dict) and value and all(k in kinds() and isinstance(v, str) and v for k, v in value.items()):
         return dict(value)
     raise LeaderboardError(f"{where}: key 'protocol' is {value!r}, expected a protocol name (configs/_base_/protocols/"
-                           f"<name>.py, e.g. 'upernet_xcit160k') or a mapping {{column kind: name}} with kinds in {KINDS}")
+                           "<name>.py, e.g. 'upernet_xcit160k') or a mapping {column kind: name} with kinds in "
+                           f'{tuple(kinds())}')
 
 
 def link_column(row: Row, column: Column) -> Column:
     """The measured column a paper row's ``column`` is: at the row's fine-tuning resolution for ImageNet
     classification (the paper prints a ↑384 row's top-1 under its plain top-1 column)."""
-    return column.at(row.res) if column.kind == 'cls' else column
+    return column.at(row.res) if column.kind in resolution_kinds() else column
 
 
 def _row(spec, where: str, protocol: Dict[str, str]) -> Row:
@@ -128,7 +129,7 @@ def _row(spec, where: str, protocol: Dict[str, str]) -> Row:
         column = parse_column(key)
         if column is None:
             raise LeaderboardError(f"{where}: unknown key {key!r}; expected one of {_ROW_KEYS} or a measurement "
-                                   f"KIND/DATASET[/EVAL] with KIND in {KINDS}, e.g. 'seg/ade20k/ss'")
+                                   f"KIND/DATASET[/EVAL] with KIND in {tuple(kinds())}, e.g. 'seg/ade20k/ss'")
         if not _finite(value):
             raise LeaderboardError(f'{where}: key {key!r} is {value!r}, expected a number (leave out unknown values)')
         values[column] = float(value)
@@ -144,7 +145,8 @@ def _row(spec, where: str, protocol: Dict[str, str]) -> Row:
     configs = _configs(spec, where)
     model = spec['model'] + (f" ({spec['variant']})" if spec.get('variant') else '')
     return Row(model, str(spec.get('pretrain') or ''), spec.get('epochs'), params_M=spec.get('params_M'),
-               gflops=spec.get('gflops'), values=values, note=str(spec.get('note') or ''),
+               gflops=spec.get('gflops'), cells={c: Cell(v) for c, v in values.items()},
+               note=str(spec.get('note') or ''),
                variant=str(spec.get('variant') or ''), configs=configs, link_recipe=str(spec.get('recipe') or ''),
                res='' if img_size is None else res_label(img_size),
                protocol=_protocol(spec['protocol'], where) if 'protocol' in spec else protocol)

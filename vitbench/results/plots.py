@@ -12,6 +12,7 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from . import schema
 from .table import Column, Row, Table
 
 if TYPE_CHECKING:  # only for the annotation: baseline.py imports nothing of the plots
@@ -146,20 +147,34 @@ def delta_plot(deltas: 'Deltas', table: Table) -> Plot:
     return title, _png(fig)
 
 
+def _plots_of_kinds(style: str = '') -> List[Tuple[schema.Plot, Tuple[str, ...]]]:
+    """Each plot the tasks' records ask for (of ``style``; '' : any) with the column kinds it draws, in order."""
+    kinds_of = {}
+    for kind in schema.kinds().values():
+        if kind.plot is not None and style in ('', kind.plot.style):
+            kinds_of.setdefault(kind.plot, []).append(kind.name)
+    return sorted(((plot, tuple(names)) for plot, names in kinds_of.items()), key=lambda item: item[0].order)
+
+
+def _has_gflops(table: Table, columns: Sequence[Column]) -> bool:
+    return any(r.gflops is not None and c in r.values for r in table.rows for c in columns)
+
+
 @_literal_text
 def measured_plots(table: Table) -> List[Plot]:
-    """mIoU vs GFLOPs, bars per kind of measurement (transfer, detection, ImageNet) that has values, then each
-    metric against its device-hours when the runs recorded their cost."""
+    """The plots the tasks' records ask for (vitbench/results/schema.py: mIoU vs GFLOPs, bars of transfer,
+    detection and ImageNet top-1) that have values, then each metric against its device-hours when the runs
+    recorded their cost."""
     plots = []
-    seg = [c for c in table.columns if c.kind == 'seg']
-    if any(r.gflops is not None and c in r.values for r in table.rows for c in seg):
-        plots.append(scatter_vs_gflops(table, seg, 'Segmentation mIoU vs backbone GFLOPs', 'mIoU (%)'))
-    for kinds, title, ylabel in ((('transfer',), 'Transfer top-1 per dataset', 'top-1 (%)'),
-                                 (('box', 'mask'), 'Detection and instance segmentation AP', 'AP'),
-                                 (('cls',), 'ImageNet top-1', 'top-1 (%)')):
-        columns = [c for c in table.columns if c.kind in kinds and any(c in r.values for r in table.rows)]
+    for plot, kinds in _plots_of_kinds():
+        columns = [c for c in table.columns if c.kind in kinds]
+        if plot.style == 'scatter':
+            if _has_gflops(table, columns):
+                plots.append(scatter_vs_gflops(table, columns, plot.title, plot.ylabel))
+            continue
+        columns = [c for c in columns if any(c in r.values for r in table.rows)]
         if columns:  # (a column of diverged runs only has no value to draw)
-            plots.append(grouped_bars(table, columns, title, ylabel))
+            plots.append(grouped_bars(table, columns, plot.title, plot.ylabel))
     if any(r.cell_hours for r in table.rows):
         plots.append(pareto_plot(table))
     return plots
@@ -167,12 +182,14 @@ def measured_plots(table: Table) -> List[Plot]:
 
 @_literal_text
 def paper_plots(tables: Sequence[Table]) -> List[Plot]:
-    """mIoU vs GFLOPs of the paper tables that give both (e.g. DeiT III ADE20k, GFLOPs of the whole model)."""
+    """The records' scatter plots (mIoU vs GFLOPs) of the paper tables that give both (e.g. DeiT III ADE20k, GFLOPs
+    of the whole model)."""
     plots = []
     for table in tables:
-        seg = [c for c in table.columns if c.kind == 'seg']
-        if any(r.gflops is not None and c in r.values for r in table.rows for c in seg):
-            labels = [r.backbone.split(' (')[0] for r in table.rows]  # the paper's model names
-            plots.append(scatter_vs_gflops(table, seg, 'Paper: ' + table.title.split(':')[0], 'mIoU (%)', labels,
-                                           xlabel='GFLOPs (as the table counts them)'))
+        for plot, kinds in _plots_of_kinds('scatter'):
+            columns = [c for c in table.columns if c.kind in kinds]
+            if _has_gflops(table, columns):
+                labels = [r.backbone.split(' (')[0] for r in table.rows]  # the paper's model names
+                plots.append(scatter_vs_gflops(table, columns, 'Paper: ' + table.title.split(':')[0], plot.ylabel,
+                                               labels, xlabel='GFLOPs (as the table counts them)'))
     return plots

@@ -18,16 +18,14 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import bootstrap
-from .schema import LOWER_IS_BETTER
+from .schema import downstream_kinds, kinds
 from .table import Column, LeaderboardError, Row, Table
-
-DOWNSTREAM_KINDS = ('seg', 'box', 'mask', 'transfer')
 
 
 def column_key(column: Column) -> str:
     """The name ``--aggregate`` takes: 'ade20k', 'coco_box', 'coco_mask', 'cifar10', 'imagenet', 'imagenet_a',
     'imagenet_mce', 'imagenet_ece', 'ade20k_ms'."""
-    key = column.dataset + {'box': '_box', 'mask': '_mask', 'mce': '_mce', 'ece': '_ece'}.get(column.kind, '')
+    key = column.dataset + kinds()[column.kind].aggregate_suffix
     if column.eval != 'ss':
         key += '_' + column.eval.replace(', ', '_').replace(' ', '-').lower()
     return key + (f'_{column.res}' if column.res else '')
@@ -62,7 +60,7 @@ def choose_columns(table: Table, names: Optional[Sequence[str]]) -> Tuple[List[C
             raise LeaderboardError(f"--aggregate: no column {', '.join(map(repr, unknown))} in the measured table; "
                                    f"expected some of: {', '.join(sorted(by_key))}")
         return [by_key[n] for n in names], []
-    downstream = [c for c in table.columns if c.kind in DOWNSTREAM_KINDS]
+    downstream = [c for c in table.columns if c.kind in downstream_kinds()]
     rows = [r for r in table.rows if any(c in r.values for c in downstream)]
     chosen = [c for c in downstream if all(c in r.values for r in rows)]
     return chosen, [c for c in downstream if c not in chosen]
@@ -84,7 +82,7 @@ def cross_task_rank(table: Table, names: Optional[Sequence[str]] = None, resampl
     missing = [(r, [c for c in columns if c not in r.values]) for r in candidates if r not in rows]
     if len(rows) < 2 or not columns:
         return None
-    sign = np.array([-1.0 if c.kind in LOWER_IS_BETTER else 1.0 for c in columns])[:, None]  # higher z: better
+    sign = np.array([-1.0 if kinds()[c.kind].lower_is_better else 1.0 for c in columns])[:, None]  # higher z: better
     point = (sign * _standardise(np.array([[r.values[c] for r in rows] for c in columns]))).mean(axis=0)
     draws = np.empty((len(columns), len(rows), resamples))
     images = seeds = False

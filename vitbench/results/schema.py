@@ -1,30 +1,183 @@
-"""The result.json schema's shared vocabulary, written once: the tasks a run can be, and each task's headline
-metrics with the leaderboard column kind they fill. ``vitbench.experiment.result_record`` writes records with
-these tasks, ``vitbench.results.table`` ranks them and ``vitbench.pipeline.record`` summarises stages by them.
-The full record is described in docs/architecture.md."""
+"""The result.json schema's shared vocabulary, written once: the tasks a run can be, each one :class:`Task` record in
+one registry, :data:`TASKS`. A record says everything the suite's readers of results need to know of its task: its
+headline metrics and the leaderboard column kinds they fill (label, which way is better, plot), which metrics its
+toolbox reports as fractions, its datasets' display names, the demo datasets it runs on, and the few ways a task
+is read differently (a pre-training's price, a fine-tune's resolution). ``vitbench.experiment.result_record``
+writes records of these tasks, ``vitbench.results.table`` ranks them, ``vitbench.results.plots`` draws them,
+``vitbench.pipeline.record`` summarises stages by them, ``vitbench.registry`` and ``downstream`` import the task
+packages they name. Adding a task: its package, its record here (or :func:`register` from its own module) and its
+tests: docs/extending-task.md. The full record is described in docs/architecture.md."""
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
 
-TASKS = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
 # result.json "status" of a training stopped because its loss stopped being finite (vitbench.experiment.divergence);
 # a record without "status" is of a run that finished
 DIVERGED = 'diverged'
 DIVERGED_EXIT_STATUS = 3  # tools/train.py's exit status then; the pipeline reports the stage as diverged
-# leaderboard column kinds: ImageNet top-1 (val, V2, ReaL, A, R, Sketch), ImageNet-C's mCE, the calibration error on
-# ImageNet val, then the downstream tasks
-KINDS = ('cls', 'mce', 'ece', 'seg', 'box', 'mask', 'transfer')
-LOWER_IS_BETTER = ('mce', 'ece')  # column kinds whose best value is the smallest
-_IMAGENET = (('top1', 'cls'), ('top1_v2', 'cls'), ('top1_real', 'cls'), ('top1_a', 'cls'), ('top1_r', 'cls'),
-             ('top1_sketch', 'cls'), ('mCE', 'mce'), ('mCE_partial', 'mce'), ('ece', 'ece'))
-# task -> its headline metrics, as (metric name in result.json, column kind)
-HEADLINE_METRICS = {
-    'pretrain': _IMAGENET,
-    'finetune': _IMAGENET,
-    'seg': (('mIoU', 'seg'),),
-    'det': (('bbox_mAP', 'box'), ('segm_mAP', 'mask')),
-    'transfer': (('top1', 'transfer'),),
-}
-# metrics measured on another test set of the run's dataset: their column's eval (beside ImageNet top-1, labelled
-# "ImageNet top-1 (v2)"), in place of the record's
-METRIC_EVALS = {'top1_v2': 'v2', 'top1_real': 'real', 'top1_a': 'A', 'top1_r': 'R', 'top1_sketch': 'sketch',
-                'mCE_partial': 'some corruptions'}
-# headline metrics that are no percentage in [0, 100]: mCE is relative to AlexNet's errors (AlexNet: 100)
-UNBOUNDED_METRICS = ('mCE', 'mCE_partial')
+
+
+@dataclass(frozen=True)
+class Plot:
+    """How the measured leaderboard draws the columns of a kind: ``'bars'`` (one bar per row and column; kinds with
+    the same Plot share one figure) or ``'scatter'`` (the value against the backbone's GFLOPs, drawn for the paper
+    tables that give GFLOPs too). ``order``: its place among the measured plots, lower first."""
+    style: str
+    title: str
+    ylabel: str
+    order: int = 100
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A leaderboard column kind: what a column measures, shown as '<dataset> <label>' ('ADE20k mIoU SS')."""
+    name: str  # also how paper_results.yaml names the kind: KIND/DATASET[/EVAL]
+    label: str
+    lower_is_better: bool = False  # an error (mCE, ECE): the best value is the smallest
+    eval_always: bool = False  # the label names the eval even when it is 'ss', upper-cased ('SS', 'MS')
+    beside: str = ''  # sorted right after this kind's column of the same dataset (mask AP beside box AP)
+    # what its columns' names in ``--aggregate`` add to the dataset ('coco_box'); '' : the dataset alone
+    aggregate_suffix: str = ''
+    plot: Optional[Plot] = None  # None: not drawn
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A headline metric: its key in result.json's ``metrics`` and the column kind it fills."""
+    name: str
+    kind: Kind
+    # measured on another test set of the run's dataset: the column's eval, beside the record's ('v2': "ImageNet
+    # top-1 (v2)"); '' : the run's own test set
+    test_set: str = ''
+    percent: bool = True  # a percentage in [0, 100]; mCE is not (relative to AlexNet's errors: AlexNet is 100)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One kind of run (result.json's ``task``) and how every reader of results treats it."""
+    name: str
+    title: str  # in messages: 'detection'
+    metrics: Tuple[Metric, ...]  # its headline metrics, in column order
+    # the package that holds its code on other toolboxes ('' : none beyond pretrain/) and, per vitbench registry
+    # (vitbench/registry.py's names: 'dataset', 'metric', ...), its modules that register into it ('' : the package)
+    package: str = ''
+    registers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # metric name prefixes its toolbox reports as fractions of 1 (mmdet's 'coco/'); result.json stores percentages
+    fraction_prefixes: Tuple[str, ...] = ()
+    datasets: Tuple[Tuple[str, str], ...] = ()  # (dataset name, display name) of the datasets the suite knows
+    demo_datasets: Tuple[str, ...] = ()  # result.json ``dataset`` of its runs in the demo pipeline
+    downstream: bool = False  # a downstream task: its columns enter the cross-task rank (vitbench/results/rank.py)
+    # a pre-training: its device-hours are the price of the rows built on it, and its own top-1 (a by-product) the
+    # price of the pre-training alone
+    pretrains: bool = False
+    # a fine-tune of the pre-trained model on its own data: its cells win over the pre-training's own top-1
+    # (``priority``), a run at another resolution than its variant's own fills its own "↑384" columns, and a run
+    # that trains part of the model records that mode as its eval ('attention', 'ffn', 'linear')
+    finetunes: bool = False
+    shown_metrics: int = 1  # how many headline metrics a pipeline stage's summary line shows
+    # its head runs mmcv's RoIAlign / nms: float16 on GPUs, float32 on CPUs, only the backbone compiled
+    roi_ops: bool = False  # (vitbench/engine/amp.py, vitbench/engine/compile.py, tools/train.py)
+
+    @property
+    def priority(self) -> int:
+        return 1 if self.finetunes else 0
+
+    @property
+    def kinds(self) -> Tuple[Kind, ...]:
+        return tuple(dict.fromkeys(m.kind for m in self.metrics))
+
+    def modules(self, registry: str) -> Tuple[str, ...]:
+        """The modules of this task that register into ``registry`` ('dataset', 'metric', ...)."""
+        names = dict(self.registers).get(registry, ())
+        return tuple(f'{self.package}.{name}' if name else self.package for name in names)
+
+
+TASKS: Dict[str, Task] = {}  # name -> record, in leaderboard order (the first task's kinds come first)
+
+
+def register(task: Task) -> Task:
+    """Add ``task`` to :data:`TASKS`; a name taken by another record is refused."""
+    known = TASKS.get(task.name)
+    if known is not None and known != task:
+        raise ValueError(f"task '{task.name}' is already registered with another record; pick another name")
+    TASKS[task.name] = task
+    return task
+
+
+def task_of(name) -> Optional[Task]:
+    """The record of task ``name`` (None: no such task, or no task named)."""
+    return TASKS.get(name) if isinstance(name, str) else None
+
+
+def has_roi_ops(name) -> bool:
+    """Whether task ``name``'s head runs mmcv's RoIAlign / nms (:attr:`Task.roi_ops`)."""
+    task = task_of(name)
+    return task is not None and task.roi_ops
+
+
+def task_names() -> Tuple[str, ...]:
+    return tuple(TASKS)
+
+
+def kinds() -> Dict[str, Kind]:
+    """Every column kind by name, in leaderboard order."""
+    return {k.name: k for task in TASKS.values() for k in task.kinds}
+
+
+def downstream_kinds() -> Tuple[str, ...]:
+    """The column kinds of the downstream tasks: what the cross-task rank averages by default."""
+    return tuple(dict.fromkeys(k.name for task in TASKS.values() if task.downstream for k in task.kinds))
+
+
+def resolution_kinds() -> Tuple[str, ...]:
+    """The column kinds of fine-tuning tasks: the kinds whose columns are told apart by resolution ("↑384")."""
+    return tuple(dict.fromkeys(k.name for task in TASKS.values() if task.finetunes for k in task.kinds))
+
+
+def fraction_prefixes() -> Tuple[str, ...]:
+    """The metric name prefixes any task's toolbox reports as fractions."""
+    return tuple(dict.fromkeys(p for task in TASKS.values() for p in task.fraction_prefixes))
+
+
+def dataset_names() -> Dict[str, str]:
+    """Display names of the known datasets, in leaderboard order."""
+    return {name: label for task in TASKS.values() for name, label in task.datasets}
+
+
+def task_modules(registry: str) -> Tuple[str, ...]:
+    """Every task's modules that register into ``registry``."""
+    return tuple(m for task in TASKS.values() for m in task.modules(registry))
+
+
+# ---------------------------------------------------------------------------------------------- the built-in tasks
+
+_TOP1 = Kind('cls', 'top-1', plot=Plot('bars', 'ImageNet top-1', 'top-1 (%)', order=3))
+_MCE = Kind('mce', 'mCE', lower_is_better=True, aggregate_suffix='_mce')  # ImageNet-C's mean corruption error
+_ECE = Kind('ece', 'ECE', lower_is_better=True, aggregate_suffix='_ece')  # the calibration error on ImageNet val
+_IMAGENET = (Metric('top1', _TOP1), Metric('top1_v2', _TOP1, 'v2'), Metric('top1_real', _TOP1, 'real'),
+             Metric('top1_a', _TOP1, 'A'), Metric('top1_r', _TOP1, 'R'), Metric('top1_sketch', _TOP1, 'sketch'),
+             Metric('mCE', _MCE, percent=False), Metric('mCE_partial', _MCE, 'some corruptions', percent=False),
+             Metric('ece', _ECE))
+_DETECTION_PLOT = Plot('bars', 'Detection and instance segmentation AP', 'AP', order=2)
+
+register(Task('pretrain', 'pre-training', _IMAGENET, datasets=(('imagenet', 'ImageNet'),),
+              demo_datasets=('imagenet',), pretrains=True))
+register(Task('finetune', 'fine-tuning', _IMAGENET, finetunes=True))
+register(Task('seg', 'segmentation', (Metric('mIoU', Kind('seg', 'mIoU', eval_always=True, plot=Plot(
+    'scatter', 'Segmentation mIoU vs backbone GFLOPs', 'mIoU (%)', order=0))),),
+    package='downstream.seg', registers=(('dataset', ('datasets',)), ('metric', ('metrics',))),
+    datasets=(('ade20k', 'ADE20k'),), demo_datasets=('ade20k-demo',), downstream=True))
+register(Task('det', 'detection', (Metric('bbox_mAP', Kind('box', 'box AP', aggregate_suffix='_box',
+                                                           plot=_DETECTION_PLOT)),
+                                   Metric('segm_mAP', Kind('mask', 'mask AP', beside='box',
+                                                           aggregate_suffix='_mask', plot=_DETECTION_PLOT))),
+              package='downstream.det',
+              registers=(('dataset', ('datasets',)), ('metric', ('metrics',)), ('model', ('neck',))),
+              fraction_prefixes=('coco/',), datasets=(('coco', 'COCO'),), demo_datasets=('coco-demo',),
+              downstream=True, shown_metrics=2, roi_ops=True))
+register(Task('transfer', 'transfer', (Metric('top1', Kind('transfer', 'top-1', plot=Plot(
+    'bars', 'Transfer top-1 per dataset', 'top-1 (%)', order=1))),),
+    package='downstream.transfer',
+    registers=(('dataset', ('',)), ('transform', ('transforms',)), ('hook', ('hooks',))),
+    datasets=(('cifar10', 'CIFAR-10'), ('cifar100', 'CIFAR-100'), ('flowers102', 'Flowers-102'), ('cars', 'Cars'),
+              ('pets', 'Pets'), ('aircraft', 'Aircraft'), ('inat2018', 'iNat-18'), ('inat2019', 'iNat-19')),
+    demo_datasets=('cifar10', 'flowers102'), downstream=True))

@@ -1,0 +1,217 @@
+"""A backbone family is one record (backbones/family.py) that every consumer asks, and a new one goes in the way
+docs/extending-backbone.md says: tests/toy_fixtures/toy_family.py (its model, dense backbone, record and variant,
+no edit to any suite file) is swapped into every task's demo config and, end to end, trained by tools/train.py
+``--backbone toypool_tiny_patch8_64`` on the tiny demo data of each task."""
+import argparse
+import dataclasses
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from mmengine.config import Config
+
+import downstream  # noqa: F401  (registers the seg / det glue)
+from _tool_helpers import FIXTURES, run_tool
+from backbones import FAMILIES, create_model, family_of, get_family, list_models, register_family
+from backbones.checkpoint import load_checkpoint
+from backbones.family import UPERNET_LEVELS, UPERNET_WIDTHS, CheckpointFormat
+from backbones.variants import VARIANTS
+from downstream.backbone_swap import swap_backbone
+from downstream.seg.swap import LEVELS, WIDTHS
+from vitbench import demo_data
+from vitbench.registry import MODELS
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(FIXTURES))  # as run_tool's PYTHONPATH does for a run
+importlib.import_module('toy_family')  # what --cfg-options custom_imports.imports=[toy_family] does in a run
+TOY = 'toypool_tiny_patch8_64'
+TOY_IMPORT = 'custom_imports.imports=[toy_family]'
+
+
+def _swapped(config: str, name: str = TOY) -> Config:
+    cfg = Config.fromfile(REPO / 'configs/demo' / config)
+    swap_backbone(cfg, name)
+    return cfg
+
+
+@pytest.fixture
+def toy_record(monkeypatch):
+    """Replace the toy's record for one test: ``toy_record(**changes)``."""
+    def replace(**changes):
+        monkeypatch.setitem(FAMILIES, 'toypool', dataclasses.replace(FAMILIES['toypool'], **changes))
+    return replace
+
+
+# ---------------------------------------------------------------------------------------------- the records
+def test_every_family_names_its_registered_dense_backbone_and_every_variant_a_family():
+    assert {'vit', 'cait', 'resmlp', 'patchconvnet', 'timm', 'toypool'} <= set(FAMILIES)
+    for record in FAMILIES.values():
+        dense = MODELS.get(record.dense_type)
+        assert dense is not None, record.name
+        assert getattr(dense, 'family', 'timm') == record.name  # the dense class says which record it belongs to
+    assert all(VARIANTS[name]['model'] in FAMILIES for name in list_models())
+    assert sorted(n for f in FAMILIES.values() for n in f.variants) == list_models()
+    assert get_family('patchconvnet').variants[:2] == ('patchconvnet_b120', 'patchconvnet_b60')
+    assert FAMILIES['toypool'].variants == (TOY,) and family_of(TOY) == 'toypool'
+
+
+def test_each_upernet_rule_a_record_can_name_is_a_rule_of_the_seg_swap():
+    assert set(LEVELS) == set(UPERNET_LEVELS) and set(WIDTHS) == set(UPERNET_WIDTHS)
+
+
+def test_a_family_registers_once_with_free_variant_names_and_known_rules(monkeypatch):
+    monkeypatch.setattr('backbones.family.FAMILIES', dict(FAMILIES))
+    toy = FAMILIES['toypool']
+    with pytest.raises(ValueError, match=r"register_family\('toypool'\): a family of that name is registered"):
+        register_family(toy)
+    with pytest.raises(ValueError, match=r"variant name\(s\) \['resmlp_12'\] are taken"):
+        register_family(dataclasses.replace(toy, name='other'), variants={'resmlp_12': dict(paper='', kwargs={})})
+    with pytest.raises(ValueError, match=r"upernet_levels='spread'.*expected one of \('pyramid', 'trunk_output'\)"):
+        register_family(dataclasses.replace(toy, name='other', upernet_levels='spread'))
+    with pytest.raises(TypeError, match=r"Module lacks \['get_layer_id', 'num_layers'\]"):
+        register_family(dataclasses.replace(toy, name='other', model_class=torch.nn.Module))
+
+
+def test_an_unregistered_family_is_one_line_naming_the_registered_ones(monkeypatch):
+    """A variant whose family's module was never imported: one line from every consumer, no bare KeyError."""
+    monkeypatch.setitem(VARIANTS, 'ghost_tiny', dict(model='ghost', paper='', kwargs={}))
+    expected = r"unknown backbone family 'ghost': registered families are cait, patchconvnet, resmlp, .*register_family"
+    with pytest.raises(KeyError, match=expected):
+        create_model('ghost_tiny')
+    cfg = Config.fromfile(REPO / 'configs/demo/upernet_demo.py')
+    with pytest.raises(KeyError, match=expected) as error:
+        swap_backbone(cfg, 'ghost_tiny')
+    assert '\n' not in error.value.args[0]
+
+
+# ---------------------------------------------------------------------------------------------- the consumers
+def test_the_swap_writes_the_records_dense_type_and_upernet_layout():
+    seg = _swapped('upernet_demo.py')
+    backbone = seg.model.backbone
+    assert (backbone.type, backbone.arch, seg.experiment.backbone) == ('vitbench.ToyPoolNet', TOY, TOY)
+    assert backbone.out_indices == [1, 2, 3, 5] and backbone.img_size == 128  # depth 6: four blocks spread
+    assert seg.model.neck.embed_dim == 32 and seg.model.decode_head.in_channels == [32] * 4
+    assert seg.model.decode_head.channels == 192 and seg.model.auxiliary_head.in_channels == 32
+
+
+def test_the_upernet_layout_follows_the_record(toy_record):
+    toy_record(upernet_levels='trunk_output', fixed_grid=True)
+    seg = _swapped('upernet_demo.py')
+    assert seg.model.backbone.out_indices == [5] * 4 and seg.model.backbone.img_size == (128, 128)  # the crops
+
+
+def test_mask_rcnn_drops_the_windows_of_a_family_without_them_and_keeps_them_when_the_record_says_so(toy_record):
+    det = _swapped('maskrcnn_demo.py')
+    backbone = det.model.backbone
+    assert backbone.type == 'vitbench.ToyPoolNet' and backbone.out_indices == [5]
+    assert not {'window_size', 'global_attn_indexes', 'use_rel_pos'} & set(backbone)
+    assert det.model.neck.in_channels == 32 and det.model.neck.scales == [2.0, 1.0, 0.5, 0.25]
+    toy_record(windowed=True, fixed_grid=True)
+    det = _swapped('maskrcnn_demo.py')
+    assert det.model.backbone.global_attn_indexes == [0, 2, 3, 5] and det.model.backbone.window_size == 8
+    assert det.model.backbone.img_size == 128  # the padded batch
+
+
+def test_a_records_checkpoint_format_is_read_by_the_loader(toy_record, tmp_path):
+    """The toy's 'official' files name the blocks 'stages': its record's format renames them."""
+    def rename(sd):
+        return {k.replace('stages.', 'blocks.', 1): v for k, v in sd.items()}
+    toy_record(checkpoint_formats=(CheckpointFormat('toy official', lambda sd: 'stages.0.norm1.weight' in sd, rename),))
+    torch.manual_seed(0)
+    source = create_model(TOY)
+    torch.save({k.replace('blocks.', 'stages.', 1): v for k, v in source.state_dict().items()}, tmp_path / 'toy.pth')
+    model = create_model(TOY)
+    report = load_checkpoint(model, str(tmp_path / 'toy.pth'), verbose=False)
+    assert report.source == 'toy official'
+    assert all(torch.equal(v, source.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+def test_the_classifier_and_the_dense_backbone_of_the_toy_family():
+    classifier = create_model(TOY, num_classes=10, img_size=32)
+    assert classifier(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+    dense = MODELS.build(dict(type='ToyPoolNet', arch=TOY, out_indices=[1, 5]))
+    maps = dense(torch.randn(1, 3, 64, 48))
+    assert [m.shape for m in maps] == [(1, 32, 8, 6)] * 2
+    assert dense.num_layers == 6 and dense.get_layer_id('backbone.blocks.2.mlp.fc1.weight') == 3
+    with pytest.raises(ValueError, match=r"arch 'resmlp_12' is not a ToyPoolNet variant"):
+        MODELS.build(dict(type='ToyPoolNet', arch='resmlp_12'))
+
+
+def test_custom_imports_on_the_command_line_are_imported_before_the_swap(tmp_path):
+    """--cfg-options custom_imports.imports=[...] (mmengine imports only a config's own, when it parses it)."""
+    from vitbench.experiment.cli import ConfigError, load_config
+    base = dict(config='configs/demo/upernet_demo.py', backbone=TOY, backbone_checkpoint=None, keep_blocks=None,
+                work_dir=str(tmp_path), launcher='none', local_rank=0, resume=None)
+    cfg = load_config(argparse.Namespace(**base, cfg_options={'custom_imports.imports': ['toy_family']}))
+    assert cfg.model.backbone.type == 'vitbench.ToyPoolNet'
+    expected = r'^--cfg-options custom_imports: Failed to import no_such_family \(a module on PYTHONPATH'
+    with pytest.raises(ConfigError, match=expected):
+        load_config(argparse.Namespace(**base, cfg_options={'custom_imports.imports': ['no_such_family']}))
+
+
+# ---------------------------------------------------------------------------------------------- end to end
+@pytest.fixture(scope='module')
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp('demo')
+    datasets = demo_data.select(['imagenet', 'ade20k', 'coco', 'cifar10'])
+    assert demo_data.generate(datasets, str(root), seed=0, scale='tiny', workers=1, log=lambda m: None) == []
+    return root
+
+
+def _loaders(root, loaders=('train_dataloader', 'val_dataloader'), **extra):
+    options = [f'{loader}.{key}={value}' for loader in loaders
+               for key, value in dict(num_workers=0, persistent_workers=False, **extra).items()]
+    return options + [f'{loader}.dataset.data_root={root}' for loader in loaders]
+
+
+def _train(work_dir, config, *options):
+    """tools/train.py CONFIG --backbone TOY, the toy module imported by --cfg-options; result.json."""
+    result = run_tool('tools/train.py', f'configs/demo/{config}', '--work-dir', work_dir, '--backbone', TOY,
+                      '--cfg-options', TOY_IMPORT, 'default_hooks.checkpoint=None', *options, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    record = json.loads((Path(work_dir) / 'result.json').read_text())
+    assert record['backbone'] == TOY and record['params_M'] > 0
+    return record
+
+
+@pytest.mark.slow
+def test_supervised_pretraining_runs_the_toy_family(tiny, tmp_path):
+    record = _train(tmp_path, 'sup_demo.py', *_loaders(tiny / 'imagenet', batch_size=8, **{'dataset.indices': 8}),
+                    'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'val_cfg.extra_sets=[]')
+    assert 0 <= record['metrics']['top1'] <= 100
+    assert (tmp_path / 'backbone.pth').exists()  # the export a downstream --checkpoint reads
+
+
+@pytest.mark.slow
+def test_upernet_runs_the_toy_family(tiny, tmp_path):
+    root = tiny / 'ade20k' / 'ADEChallengeData2016'
+    loaders = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+    record = _train(tmp_path, 'upernet_demo.py', *_loaders(root, loaders), 'train_dataloader.batch_size=2',
+                    'val_dataloader.dataset.indices=2', 'test_dataloader.dataset.indices=2', 'train_cfg.max_iters=2',
+                    'train_cfg.val_interval=2', 'param_scheduler.0.end=1', 'param_scheduler.1.begin=1',
+                    'param_scheduler.1.end=2')  # with the config's layer decay: the toy's get_layer_id
+    assert record['task'] == 'seg' and 'mIoU' in record['metrics']
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings('ignore:__array__ implementation:DeprecationWarning')
+def test_mask_rcnn_runs_the_toy_family(tiny, tmp_path):
+    root = tiny / 'coco'
+    record = _train(tmp_path, 'maskrcnn_demo.py', *_loaders(root), 'train_dataloader.batch_size=2',
+                    'val_dataloader.batch_size=3', f'val_evaluator.ann_file={root}/annotations/instances_val2017.json',
+                    'train_cfg.max_iters=2', 'train_cfg.val_interval=2', 'param_scheduler.0.end=1',
+                    'param_scheduler.1.end=2', 'param_scheduler.1.milestones=[1]', 'model.test_cfg.rcnn.score_thr=0.0',
+                    'model.test_cfg.rcnn.max_per_img=10')
+    assert record['task'] == 'det' and {'bbox_mAP', 'segm_mAP'} <= set(record['metrics'])
+
+
+@pytest.mark.slow
+def test_transfer_runs_the_toy_family(tiny, tmp_path):
+    loaders = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+    record = _train(tmp_path, 'transfer_cifar10_demo.py', *_loaders(tiny / 'cifar10', loaders),
+                    'train_dataloader.batch_size=16', 'train_dataloader.dataset.indices=32', 'train_cfg.max_epochs=1',
+                    'train_cfg.val_interval=1')
+    assert record['task'] == 'transfer' and 0 <= record['metrics']['top1'] <= 100

@@ -1,0 +1,83 @@
+"""The leaderboard as Markdown: the measured table, the reported-vs-reproduced row_cells, the paired Δ, the
+cross-task rank, the warnings, then the paper reference tables in their own section."""
+from typing import List, Optional, Sequence, Tuple
+
+from .baseline import Deltas
+from .rank import Ranking
+from .render_text import (DELTA_LEGEND, LEGEND, PAPER_INTRO, conflict_lines, delta_header, delta_rows,
+                          diverged_lines, is_text, rank_header, rank_notes, rank_rows, relative_path, row_cells,
+                          table_header, where_text)
+from .reproduction import links_by_cell, markdown_section, match_reported
+from .table import Table
+
+
+def _md_cell(text: str) -> str:
+    return text.replace('|', '\\|').replace('\n', ' ')
+
+
+def _md_table(table: Table, measured: bool, links=None) -> List[str]:
+    head = table_header(table, measured)
+    lines = ['| ' + ' | '.join(map(_md_cell, head)) + ' |',
+             '|' + '|'.join('---' if is_text(i, head) else '---:' for i in range(len(head))) + '|']
+    for row in table.rows:
+        cells = [f'**{text}**' if best else text for text, best, _ in row_cells(table, row, measured, links)]
+        lines.append('| ' + ' | '.join(map(_md_cell, cells)) + ' |')
+    return lines
+
+
+def _md_deltas(deltas: Deltas, table: Table) -> List[str]:
+    head = delta_header(deltas, table)
+    lines = [f'## Δ vs {deltas.baseline} (paired by seed)', '', DELTA_LEGEND, '',
+             '| ' + ' | '.join(map(_md_cell, head)) + ' |',
+             '|' + '|'.join('---' if i < 2 or i == 3 else '---:' for i in range(len(head))) + '|']
+    for cells in delta_rows(deltas, table):
+        lines.append('| ' + ' | '.join(_md_cell(text) for text, _ in cells) + ' |')  # the star marks it
+    return lines
+
+
+def _md_ranking(ranking: Ranking) -> List[str]:
+    head = rank_header(ranking)
+    lines = ['## Cross-task rank', '', *[f'{n}\n' for n in rank_notes(ranking)],
+             '| ' + ' | '.join(map(_md_cell, head)) + ' |',
+             '|' + '|'.join('---' if i in (1, 2) else '---:' for i in range(len(head))) + '|']
+    lines += ['| ' + ' | '.join(map(_md_cell, cells)) + ' |' for cells in rank_rows(ranking)]
+    return lines
+
+
+def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
+                    deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = (),
+                    ranking: Optional[Ranking] = None) -> str:
+    out = ['# vitbench leaderboard', '', '## Measured', '']
+    n_runs = len({p for r in measured.rows for p in r.runs})
+    out.append(f'{n_runs} runs (result.json){where_text(sources, lambda s: f"`{s}`")}. {LEGEND}')
+    out.append('')
+    links, mismatches = match_reported(measured, paper)
+    out += _md_table(measured, True, links_by_cell(links)) if measured.rows else ['(no result.json found)']
+    if links or mismatches:
+        out += [''] + markdown_section(links, mismatches)
+    if deltas is not None:
+        out += [''] + _md_deltas(deltas, measured)
+    if ranking is not None:
+        out += [''] + _md_ranking(ranking)
+    if measured.conflicts:
+        out += ['', '## Warnings: conflicting duplicate runs', '',
+                'The same cell is filled by runs that disagree:', '']
+        out += [f'- {line}' for line in conflict_lines(measured, relative_path)]
+    if any(row.diverged for row in measured.rows):
+        out += ['', '## Diverged runs (no number)', '']
+        out += [f'- {line}' for line in diverged_lines(measured)]
+    if measured.rejected:
+        out += ['', '## Result files left out', '']
+        out += [f'- {_md_cell(message)}' for message in measured.rejected]
+    if figures:
+        out += ['', '## Figures', ''] + [f'- `{title}`' for title, _ in figures]
+    if paper:
+        out += ['', '## Paper reference results (not measured here)', '', PAPER_INTRO]
+        for table in paper:
+            out += ['', f'### {table.title}', '']
+            if table.note:
+                out += [table.note, '']
+            out += _md_table(table, False)
+    return '\n'.join(out) + '\n'
+
+

@@ -1,0 +1,151 @@
+"""The leaderboard's rows: a (backbone, pre-training recipe, epochs) :class:`Row` holds one :class:`Cell` per
+column it fills, each with the mean over seeds and everything behind it; a :class:`Table` is rows and columns."""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .columns import Column
+from .schema import kinds
+from .stats import Summary
+
+RowKey = Tuple[str, str, Optional[int]]  # backbone, recipe label, epochs
+Seed = Optional[int]  # None: a run that recorded no seed
+TOLERANCE = 1e-6  # values closer than this are the same measurement
+
+
+@dataclass
+class Entry:
+    """One value from one result.json."""
+    value: float
+    path: str
+    created: str = ''
+    priority: int = 0  # higher wins without conflict (fine-tuned top-1 over the pre-training run's own)
+    seed: Seed = None
+    device_hours: Optional[float] = None  # of the run itself (its ``cost``), when recorded
+    task: str = ''
+    config: str = ''  # the run's config, as vitbench.results.result_file.config_name puts it
+    protocol: str = ''  # the name of the downstream protocol it ran under ('' : none recorded)
+    metric: str = ''  # its name in result.json
+    per_image: bool = False  # the run left per-image evidence for it (vitbench.results.per_image)
+
+
+@dataclass
+class Conflict:
+    row: RowKey
+    column: Column
+    entries: List[Entry]  # newest first; the first is the one used
+    seed: Seed = None
+
+
+@dataclass
+class Cell:
+    """One row's value in one column. A paper row's cell has its value only."""
+    value: Optional[float] = None  # the mean over seeds; None: every run of the cell diverged
+    samples: Optional[Dict[Seed, float]] = None  # the value of each seed
+    stats: Optional[Summary] = None  # the summary over seeds (or a single run's interval over its test images)
+    configs: Optional[Tuple[str, ...]] = None  # the configs of the runs used
+    protocols: Optional[Tuple[str, ...]] = None  # and their protocols' names
+    # the runs (one per seed) as the bootstrap resamples them: per-image evidence, or a
+    # vitbench.results.bootstrap.Constant for a run that left none
+    evidence: Optional[List[object]] = None
+    hours: Optional[float] = None  # the price: the pre-training + the task's runs behind the cell, device-hours
+    # its runs stopped because their loss stopped being finite (result.json status 'diverged'): where, shown as
+    # 'diverged', never as a number; a cell another run of which finished shows that run's value
+    diverged: str = ''
+
+
+def _present(cells: Dict[Column, Cell], part: str) -> dict:
+    return {c: getattr(cell, part) for c, cell in cells.items() if getattr(cell, part) not in (None, '')}
+
+
+@dataclass
+class Row:
+    backbone: str
+    recipe: str
+    epochs: Optional[int]
+    params_M: Optional[float] = None
+    gflops: Optional[float] = None
+    cells: Dict[Column, Cell] = field(default_factory=dict)
+    runs: List[str] = field(default_factory=list)  # the result.json files behind the row
+    note: str = ''
+    # paper rows only: the named variant the paper's model is, the configs that reproduce the row and the
+    # pre-training recipe label of their measured rows
+    variant: str = ''
+    configs: Tuple[str, ...] = ()
+    link_recipe: str = ''
+    res: str = ''  # the resolution a ↑R paper row was fine-tuned at ('' : the variant's own), as Column.res
+    # the downstream protocols the paper measured the row under, by column kind ('*': every kind; see
+    # vitbench.results.paper.cell_protocol)
+    protocol: Dict[str, str] = field(default_factory=dict)
+    # the price, from the runs' ``cost`` (None: not recorded): pre-training device-hours, everything the row ran,
+    # and the largest peak memory of its runs (each cell's own: Cell.hours)
+    pretrain_hours: Optional[float] = None
+    total_hours: Optional[float] = None
+    peak_mem_MB: Optional[float] = None
+
+    @property
+    def key(self) -> RowKey:
+        return (self.backbone, self.recipe, self.epochs)
+
+    def cell(self, column: Column) -> Cell:
+        """The row's cell of ``column``, created empty when the row has none."""
+        return self.cells.setdefault(column, Cell())
+
+    # each part of the cells by column, for the columns that have it (read-only views of ``cells``)
+    @property
+    def values(self) -> Dict[Column, float]:
+        return _present(self.cells, 'value')
+
+    @property
+    def samples(self) -> Dict[Column, Dict[Seed, float]]:
+        return _present(self.cells, 'samples')
+
+    @property
+    def stats(self) -> Dict[Column, Summary]:
+        return _present(self.cells, 'stats')
+
+    @property
+    def cell_configs(self) -> Dict[Column, Tuple[str, ...]]:
+        return _present(self.cells, 'configs')
+
+    @property
+    def cell_protocols(self) -> Dict[Column, Tuple[str, ...]]:
+        return _present(self.cells, 'protocols')
+
+    @property
+    def evidence(self) -> Dict[Column, List[object]]:
+        return _present(self.cells, 'evidence')
+
+    @property
+    def diverged(self) -> Dict[Column, str]:
+        return _present(self.cells, 'diverged')
+
+    @property
+    def cell_hours(self) -> Dict[Column, float]:
+        return _present(self.cells, 'hours')
+
+
+@dataclass
+class Table:
+    rows: List[Row]
+    columns: List[Column]
+    conflicts: List[Conflict] = field(default_factory=list)
+    title: str = ''
+    note: str = ''
+    id: str = ''
+    rejected: List[str] = field(default_factory=list)  # measured: why each result file left out was, one line each
+    # measured: per-image evidence that could not be used (the cell keeps its value, without an interval over images)
+    warnings: List[str] = field(default_factory=list)
+
+    def best(self, column: Column) -> Optional[float]:
+        """The highest value of ``column`` (the lowest for an error: mCE, ECE) when at least two rows have one (a
+        single value is no ranking)."""
+        values = [r.cells[column].value for r in self.rows
+                  if column in r.cells and r.cells[column].value is not None]
+        if len(values) < 2:
+            return None
+        return min(values) if kinds()[column.kind].lower_is_better else max(values)
+
+    def is_best(self, row: Row, column: Column) -> bool:
+        best = self.best(column)
+        value = row.cells[column].value if column in row.cells else None
+        return best is not None and value is not None and abs(value - best) <= TOLERANCE
