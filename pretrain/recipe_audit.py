@@ -28,7 +28,7 @@ import numbers
 import os.path as osp
 from typing import Any, Dict, List, Tuple
 
-import yaml
+from vitbench.yaml_file import read_yaml
 
 _MISSING = object()  # lookup(): no default, raise
 
@@ -263,13 +263,7 @@ Expectation = Tuple[Any, str]  # (value, source)
 
 def load_table(path: str) -> Dict[str, Dict[str, Expectation]]:
     """``{config path: {key: (value, source)}}`` from one audit table; errors name the file, config and key."""
-    try:
-        with open(path, encoding='utf-8') as f:
-            data = yaml.safe_load(f)
-    except OSError as e:
-        raise AuditError(f'{path}: cannot be read: {e.strerror or e}') from e
-    except yaml.YAMLError as e:
-        raise AuditError(f'{path}: not valid YAML: {e}') from e
+    data = read_yaml(path, AuditError)
     if not isinstance(data, dict) or not data:
         raise AuditError(f'{path}: expected a mapping {{config path: [{{source: ..., key: value, ...}}, ...]}}')
     table = {}

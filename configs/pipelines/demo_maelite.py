@@ -35,7 +35,8 @@ stages += [dict(name=f'keep{k}_{init}', config=_transfer['flowers102'], args=_am
                 depends_on=['data_downstream', init], checkpoint='{' + init + '}/backbone.pth', families=['vit'])
            for init in ('mae', 'deit_tiny') for k in _keep]
 stages += [
-    dict(name='analysis', kind='command', per_backbone=True, depends_on=['data', *_init.keys() - {'scratch'}],
+    # the pre-trained inits as a list, in _init's order (a set's order changed from run to run)
+    dict(name='analysis', kind='command', per_backbone=True, depends_on=['data', *[s for s in _init if s != 'scratch']],
          argv=['tools/analyze.py', 'all', '--models', *[f'{s}={{root}}/{{backbone}}/{s}' for s in _init if s != 'scratch'],
                'scratch=random@{backbone}', '--images', 'data/demo/imagenet/val', '--num-images', '256',
                '--out', '{work_dir}'],

@@ -36,7 +36,8 @@ class PoolBlock(nn.Module):
 
 
 class ToyPoolNet(ViTFamilyMixin, BaseModule):
-    """Patch embedding, ``depth`` pooling blocks, final norm, average pooling, linear classifier."""
+    """Patch embedding, ``depth`` pooling blocks, final norm, average pooling ('avg'; '' for none), linear
+    classifier."""
     embedding_params = ()              # no position embedding, no class token
     layer0_names = ('patch_embed',)    # layer 0 of layer-wise decay
     num_prefix_tokens = 0
@@ -48,8 +49,6 @@ class ToyPoolNet(ViTFamilyMixin, BaseModule):
                  final_norm: bool = True, drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, init_cfg=None):
         super().__init__(init_cfg=init_cfg)
-        if global_pool not in ('avg', ''):
-            raise ValueError(f"ToyPoolNet pools by averaging: global_pool must be 'avg' or '', got {global_pool!r}")
         self._set_dims(num_classes, global_pool, embed_dim, depth)
         self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
@@ -62,15 +61,11 @@ class ToyPoolNet(ViTFamilyMixin, BaseModule):
         return self.patch_embed(x)
 
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
-        x, grid = self._trunk_input(x)
-        for blk in self.blocks:
-            x = blk(x, grid=grid)
-        return self.norm(x)
+        """Normalised patch tokens (B, N, C): the last hidden state of the suite's block walk."""
+        return self.norm(self.last_hidden(x).tokens)
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
-        if self.global_pool == 'avg':
-            x = x.mean(dim=1)
-        x = self.head_drop(x)
+        x = self.head_drop(x.mean(dim=1) if self.global_pool == 'avg' else x)
         return x if pre_logits else self.head(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

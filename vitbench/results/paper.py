@@ -18,7 +18,7 @@ import math
 import os.path as osp
 from typing import Dict, List, Optional
 
-import yaml
+from vitbench.yaml_file import read_yaml
 
 from .schema import kinds, resolution_kinds
 from .table import Cell, Column, LeaderboardError, Row, Table, res_label, sorted_columns
@@ -38,13 +38,7 @@ def parse_column(key: str) -> Optional[Column]:
 
 
 def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
-    try:
-        with open(path, encoding='utf-8') as f:
-            data = yaml.safe_load(f)
-    except OSError as e:
-        raise LeaderboardError(f'{path}: cannot be read: {e.strerror or e}') from e
-    except yaml.YAMLError as e:
-        raise LeaderboardError(f'{path}: not valid YAML: {e}') from e
+    data = read_yaml(path, LeaderboardError)
     if not isinstance(data, dict) or not isinstance(data.get('tables'), list):
         raise LeaderboardError(f"{path}: missing key 'tables' (a list of tables with id, source, rows)")
     tables, ids = [], set()
