@@ -19,12 +19,13 @@ import torch.nn.functional as F
 
 from vitbench.registry import MODELS
 
+from .block_walk import normalize_indices
 from .cait import CaiT
 from .factory import variant_kwargs
 from .family import get_family
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
-from .vit import VisionTransformer, normalize_indices
+from .vit import VisionTransformer
 
 
 def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:

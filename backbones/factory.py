@@ -44,7 +44,8 @@ def get_variant(name: str) -> dict:
         close = difflib.get_close_matches(name, VARIANTS, n=5, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}? " if close else ''
         raise KeyError(f"unknown backbone {name!r}: {hint}valid names: {', '.join(list_models())} "
-                       f"(tools/list_backbones.py prints them with sizes)")
+                       f"(tools/list_backbones.py prints them with sizes; a family of your own registers its "
+                       f"variants when its module is imported: custom_imports, docs/extending-backbone.md)")
     return copy.deepcopy(VARIANTS[name])
 
 

@@ -9,7 +9,7 @@ from mmengine.model import BaseModule
 from timm.layers import trunc_normal_
 from torch import nn
 
-from .block_walk import BlockWalkMixin, gather_tokens, normalize_indices  # noqa: F401 (normalize_indices: re-export)
+from .block_walk import BlockWalkMixin, gather_tokens
 from .family import Family, register_family
 from .layers import (Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
                      resample_pos_embed)

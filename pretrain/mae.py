@@ -98,10 +98,10 @@ def encoder_checks(vit: nn.Module, who: str) -> None:
         raise TypeError(f'{who}: masked image modelling needs a ViT variant, got {type(vit).__name__}')
     if vit.cls_token is None or vit.distilled:
         raise ValueError(f'{who}: the encoder must have a class token and no distillation token')
-    if vit.global_pool == 'avg':
-        raise ValueError(f"{who}: the encoder's output is normalised by the final norm, which global_pool='avg' "
-                         "replaces by fc_norm after pooling: pre-train with global_pool='token' (MAE-lite fine-tunes "
-                         "with 'avg')")
+    if not isinstance(vit.fc_norm, nn.Identity):  # it would stand unused, or in for the final norm
+        raise ValueError(f"{who}: the encoder's output is normalised by the final norm, which fc_norm (global_pool="
+                         f"{vit.global_pool!r}) replaces by a norm after pooling: pre-train with global_pool='token' "
+                         "and no fc_norm (MAE-lite fine-tunes with 'avg')")
     if not vit.supports_keep:
         raise ValueError(f'{who}: windowed attention (or relative positions) cannot run on a random subset of the '
                          'tokens')

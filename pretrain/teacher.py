@@ -17,6 +17,7 @@ from torch import nn
 
 from backbones import create_model
 from backbones.checkpoint import FORMAT_TAG, read_checkpoint
+from vitbench.compat.torch import AppliesToDetached
 
 
 def _vitbench_file_arch(path: str):
@@ -65,7 +66,7 @@ def freeze(model: nn.Module) -> nn.Module:
     return model  # outside the module tree, the student's train() never switches it back
 
 
-class TeacherMixin:
+class TeacherMixin(AppliesToDetached):
     """Holds a teacher outside the module tree (``self.teacher``) and moves it with the model."""
 
     def set_teacher(self, teacher: nn.Module) -> None:
@@ -75,8 +76,5 @@ class TeacherMixin:
     def teacher(self) -> Optional[nn.Module]:
         return self.__dict__.get('_teacher')
 
-    def _apply(self, fn, *args, **kwargs):
-        super()._apply(fn, *args, **kwargs)
-        if self.teacher is not None:
-            self.teacher._apply(fn, *args, **kwargs)
-        return self
+    def detached_modules(self):
+        return () if self.teacher is None else (self.teacher,)

@@ -10,6 +10,7 @@
   loop: tests/test_pretrain_imagenet_variants.py; the COCO annotations: tests/test_det_datasets.py).
 """
 import ast
+import importlib
 import io
 import pickle
 import sys
@@ -107,6 +108,47 @@ def test_no_private_upstream_reach_outside_compat():
     reaches = private_reaches()
     assert not reaches, ('private upstream internals reached outside vitbench/compat/ (move each into a function '
                          'there, with the version and the reason, or use a public API):\n' + '\n'.join(reaches))
+
+
+def private_overrides(packages=('backbones', 'pretrain', 'downstream', 'vitbench')) -> list:
+    """Private upstream methods the suite's classes override (``def _apply`` over ``nn.Module._apply``): read from
+    the imported classes, where the grep above sees only a definition of the suite's own. A mixin counts in the class
+    that mixes it with an upstream base."""
+    def in_suite(module: str) -> bool:
+        return module.split('.')[0] in packages
+
+    found = set()
+    for path in sorted(p for pkg in packages for p in (ROOT / pkg).rglob('*.py')):
+        module = '.'.join(path.relative_to(ROOT).with_suffix('').parts).removesuffix('.__init__')
+        if module.startswith('vitbench.compat'):
+            continue
+        for cls in vars(importlib.import_module(module)).values():
+            if not isinstance(cls, type) or cls.__module__ != module:
+                continue
+            upstream = [base for base in cls.__mro__ if not in_suite(base.__module__)]
+            for ours in (base for base in cls.__mro__ if in_suite(base.__module__)):
+                for name in vars(ours):
+                    if _private(name) and name != '_abc_impl':  # _abc_impl: every ABC subclass has its own
+                        overridden = next((b for b in upstream if name in vars(b)), None)
+                        if overridden is not None and not ours.__module__.startswith('vitbench.compat'):
+                            found.add(f'{ours.__module__}.{ours.__qualname__}.{name} overrides '
+                                      f'{overridden.__module__}.{overridden.__qualname__}.{name}')
+    return sorted(found)
+
+
+def test_no_private_upstream_method_overridden_outside_compat():
+    overrides = private_overrides()
+    assert not overrides, ('private upstream methods overridden outside vitbench/compat/ (move the override into a '
+                           'mixin there, with the version and the reason):\n' + '\n'.join(overrides))
+
+
+def test_the_override_check_sees_a_mixin_over_a_private_method(monkeypatch):
+    import pretrain.teacher
+    from vitbench.compat.torch import AppliesToDetached
+    # the teacher's mixin as it was before it moved into compat: a suite class defining _apply
+    monkeypatch.setattr(pretrain.teacher.TeacherMixin, '_apply', AppliesToDetached._apply, raising=False)
+    found = private_overrides(('pretrain',))  # the pretrain package alone: compat's mixin counts as upstream here
+    assert [f for f in found if f.startswith('pretrain.teacher.TeacherMixin._apply overrides ')], found
 
 
 def test_the_grep_sees_each_kind_of_reach(tmp_path):

@@ -25,10 +25,21 @@ from vitbench import demo_data
 from vitbench.registry import MODELS
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(FIXTURES))  # as run_tool's PYTHONPATH does for a run
-importlib.import_module('toy_family')  # what --cfg-options custom_imports.imports=[toy_family] does in a run
 TOY = 'toypool_tiny_patch8_64'
 TOY_IMPORT = 'custom_imports.imports=[toy_family]'
+
+
+@pytest.fixture(scope='module', autouse=True)
+def toy_family():
+    """The toy family registered for this module's tests only, as custom_imports does in a run: the test modules that
+    loop over every family or variant see the suite's own, whatever the order pytest collects and runs them in."""
+    sys.path.insert(0, str(FIXTURES))  # as run_tool's PYTHONPATH does for a run
+    assert 'toy_family' not in sys.modules, 'toy_family was imported before: its registration cannot be undone'
+    importlib.import_module('toy_family')
+    yield
+    FAMILIES.pop('toypool')
+    VARIANTS.pop(TOY)
+    sys.path.remove(str(FIXTURES))
 
 
 def _swapped(config: str, name: str = TOY) -> Config:
@@ -147,9 +158,25 @@ def test_custom_imports_on_the_command_line_are_imported_before_the_swap(tmp_pat
                 work_dir=str(tmp_path), launcher='none', local_rank=0, resume=None)
     cfg = load_config(argparse.Namespace(**base, cfg_options={'custom_imports.imports': ['toy_family']}))
     assert cfg.model.backbone.type == 'vitbench.ToyPoolNet'
-    expected = r'^--cfg-options custom_imports: Failed to import no_such_family \(a module on PYTHONPATH'
+    expected = r"^--cfg-options custom_imports: \['no_such_family'\]: ImportError: Failed to import no_such_family"
     with pytest.raises(ConfigError, match=expected):
         load_config(argparse.Namespace(**base, cfg_options={'custom_imports.imports': ['no_such_family']}))
+    # a module whose registration refuses (a family record with an unknown UperNet rule) is one line too
+    (tmp_path / 'bad_family.py').write_text(
+        'from backbones.family import Family, register_family\n'
+        'from backbones.vit import VisionTransformer\n'
+        "register_family(Family(name='bad', title='Bad', model_class=VisionTransformer, dense_type='X', "
+        "upernet_levels='spread'))\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ConfigError, match=r"^--cfg-options custom_imports: \['bad_family'\]: ValueError: "
+                                              r"register_family\('bad'\): upernet_levels='spread'"):
+            load_config(argparse.Namespace(**base, cfg_options={'custom_imports.imports': ['bad_family']}))
+    finally:
+        sys.path.remove(str(tmp_path))
+    with pytest.raises(ConfigError, match=r'^--cfg-options custom_imports: expected custom_imports.imports='):
+        load_config(argparse.Namespace(**dict(base, config='configs/demo/sup_demo.py'),  # no custom_imports of its own
+                                       cfg_options={'custom_imports.allow_failed_imports': False}))
 
 
 # ---------------------------------------------------------------------------------------------- end to end

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,6 +19,7 @@ from vitbench.pipeline.record import key_metric
 from vitbench.results import schema
 from vitbench.results.plots import measured_plots
 from vitbench.results.rank import column_key, cross_task_rank
+from vitbench.results.schema import Kind, Metric
 from vitbench.results.render import render_csv, render_markdown
 from vitbench.results.table import Column, LeaderboardError, build_table, read_result
 
@@ -121,6 +123,35 @@ def test_the_pipeline_summarises_a_toy_stage_by_its_headline_metrics(toy_task, t
     write(tmp_path, 'stage', result('toy_depth', 'toyroom-demo', dict(delta1=61.5, abs_rel=0.31, loss=0.2), 'mae'))
     stage = SimpleNamespace(work_dir=str(tmp_path / 'stage'), spec={})
     assert key_metric(stage) == 'delta1 61.50, abs_rel 0.31'  # both: its record shows two
+
+
+@pytest.fixture
+def refused_toy():
+    """The toy record to be refused: removed again should a test's ``register`` take it after all."""
+    yield TOY_DEPTH
+    schema.TASKS.pop(TOY_DEPTH.name, None)
+
+
+def test_a_kind_named_as_a_built_in_one_but_different_is_refused(refused_toy):
+    clash = replace(refused_toy, metrics=(Metric('delta1', Kind('cls', 'δ1')),))
+    with pytest.raises(ValueError, match=r"kind 'cls' of task 'toy_depth' differs from task 'pretrain''s"):
+        schema.register(clash)
+    assert 'toy_depth' not in schema.TASKS and schema.kinds()['cls'].label == 'top-1'
+    same = replace(refused_toy, metrics=(*refused_toy.metrics, Metric('top1', schema.kinds()['cls'])))
+    assert schema.register(same) is same  # the built-in Kind itself: shared, as fine-tuning shares pre-training's
+
+
+def test_a_kind_beside_no_known_kind_is_refused(refused_toy):
+    beside = replace(refused_toy, metrics=(Metric('delta1', Kind('toy_delta1', 'δ1', beside='toy_delta2')),))
+    with pytest.raises(ValueError, match=r"kind 'toy_delta1' of task 'toy_depth' has beside='toy_delta2', expected"):
+        schema.register(beside)
+    assert 'toy_depth' not in schema.TASKS
+
+
+def test_registers_without_a_package_is_refused(refused_toy):
+    with pytest.raises(ValueError, match=r"task 'toy_depth' has registers but no package"):
+        schema.register(replace(refused_toy, registers=(('dataset', ('datasets',)),)))
+    assert 'toy_depth' not in schema.TASKS
 
 
 # ---------------------------------------------------------------------------------------------- the count

@@ -13,10 +13,10 @@ import pytest
 from mmengine.config import Config
 
 from pretrain.export import pretraining_of
-from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
+from vitbench.results.paper import PAPER_RESULTS, link_column, load_paper_tables
 from vitbench.results.render import render
 from vitbench.results.reproduction import beyond, check_lines, link_reported
-from vitbench.results.table import Column, LeaderboardError, build_table, config_name, recipe_label
+from vitbench.results.table import Column, LeaderboardError, Row, build_table, config_name, recipe_label
 
 REPO = Path(__file__).resolve().parents[1]
 TOP1, V2, REAL = Column('cls', 'imagenet'), Column('cls', 'imagenet', 'v2'), Column('cls', 'imagenet', 'real')
@@ -148,6 +148,13 @@ def test_the_papers_384_rows_link_to_the_384_cell_and_the_224_rows_to_the_224_on
     assert links[(*key, TOP1)].reported == 83.8 and links[(*key, V2)].reported == 73.6
     assert 'ImageNet top-1 ↑384 | 84.9 | 85.0 | -0.1' in '\n'.join(
         render('md', build_table([str(two_resolutions)]), load_paper_tables()).splitlines())
+
+
+def test_a_384_paper_row_s_mce_links_to_the_384_column_as_its_top1_does():
+    # every resolution kind (vitbench.results.schema.resolution_kinds) follows the row's resolution, not top-1 alone
+    row, mce = Row('deit3_base_patch16_224', 'supervised', 800, res='384'), Column('mce', 'imagenet')
+    assert link_column(row, mce) == mce.at('384') and link_column(row, TOP1) == TOP1_384
+    assert link_column(row, Column('seg', 'ade20k', 'ss')) == Column('seg', 'ade20k', 'ss')  # no resolution kind
 
 
 def test_two_runs_at_one_resolution_with_one_seed_still_conflict(two_resolutions):

@@ -88,6 +88,8 @@ def test_mae_needs_a_plain_vit():
         MAE(dict(arch='deit_tiny_distilled_patch16_224', depth=1))
     with pytest.raises(ValueError, match="global_pool='avg'"):  # its final norm would be fc_norm, after pooling
         MAE(dict(arch=DEMO, global_pool='avg', depth=1))
+    with pytest.raises(ValueError, match='fc_norm'):  # a norm after pooling with the class token: the same
+        MAE(dict(arch=DEMO, fc_norm=True, depth=1))
     with pytest.raises(ValueError, match='windowed attention'):
         MAE(dict(arch=DEMO, window_size=4, global_attn_indexes=[1], depth=2))
 

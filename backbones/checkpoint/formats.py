@@ -9,7 +9,8 @@ Handled (detected from the keys, in this order):
 - facebookresearch/mae pre-training (encoder kept, ``decoder_*`` and ``mask_token`` dropped) and fine-tuned
   files (``fc_norm``);
 - MAE-lite files (``{'model': {'model.<key>': ...}}``; teacher, adapters and EMA copies dropped);
-- a family's own formats, its record's ``checkpoint_formats`` (backbones/family.py): facebookresearch/deit ResMLP
+- a family's own formats, its record's ``checkpoint_formats`` (backbones/family.py), tried family by family in
+  the order the families registered (each ``detect`` must match its own files only): facebookresearch/deit ResMLP
   files (bare state dicts: ``attn`` = the cross-patch layer, ``mlp``, ``gamma_1``/``gamma_2``) and timm's ResMLP
   (``stem``, bare ``ls1``/``ls2``, (1, 1, C) Affine parameters); facebookresearch/deit PatchConvNet files
   (``{'model': ...}``: ``attn.qkv_pos.{0,2,4,5}`` trunk blocks, ``patch_embed.proj.{0,2,4,6}.0`` stem);

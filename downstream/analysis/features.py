@@ -6,8 +6,9 @@
 each as the raw patch tokens (Fourier analysis) and normalised as the official MAE-lite CKA code takes them:
 the next block's first LayerNorm of its input, the final norm (or ``fc_norm``) after the last block. Class and
 distillation tokens are left out. Works for the models that walk their blocks with ``iter_hidden``
-(``backbones/block_walk.py``: ViT family, CaiT's trunk, ResMLP); attention logits need blocks that return them
-(``block_attention``).
+(``backbones/block_walk.py``: ViT family, CaiT's trunk, ResMLP, PatchConvNet's trunk); where a block has no single
+norm of tokens (parallel blocks: one per branch; PatchConvNet: BatchNorm of maps) the normalised representation is
+the raw tokens. Attention logits need blocks that return them (``block_attention``).
 """
 from dataclasses import dataclass
 from typing import Iterator, Optional, Tuple
@@ -28,7 +29,7 @@ class Layer:
 def check_token_model(model: nn.Module, label: str = '') -> None:
     if not hasattr(model, 'iter_hidden'):
         raise ValueError(f'{label or type(model).__name__}: {type(model).__name__} is not a token model '
-                        '(ViT family, CaiT, ResMLP): the analyses read per-layer patch tokens')
+                        '(ViT family, CaiT, ResMLP, PatchConvNet): the analyses read per-layer patch tokens')
 
 
 def has_attention(model: nn.Module) -> bool:
@@ -42,6 +43,6 @@ def walk_layers(model: nn.Module, x: torch.Tensor, attention: bool = False) -> I
     if attention and not has_attention(model):
         raise ValueError(f'{type(model).__name__} has no attention maps to analyse (its blocks do not return them)')
     for h in model.iter_hidden(x, attn_indices=range(model.depth) if attention else (), attn_kind='logits'):
-        # no single norm1 (parallel blocks): the raw tokens
+        # no single norm of tokens (parallel blocks, PatchConvNet's map norms): the raw tokens
         normed = h.normed() if h.norm is not None else h.tokens
         yield Layer(h.index, h.patches(), normed[:, h.num_prefix_tokens:], h.grid, h.attn)

@@ -33,17 +33,17 @@ def pyramid_scales(patch_size: int) -> Tuple[float, ...]:
     return scales
 
 
-def adapt_mask_rcnn(cfg, name: str, variant: dict, family: Family) -> None:
+def adapt_mask_rcnn(cfg, name: str, layout: dict, family: Family) -> None:
     backbone, neck = cfg.model.backbone, cfg.model.neck
-    if variant.get('kind') == 'hierarchical':
-        return _adapt_hierarchical(cfg, name, variant)
-    patch = variant['patch_size']
+    if layout.get('kind') == 'hierarchical':
+        return _adapt_hierarchical(cfg, name, layout)
+    patch = layout['patch_size']
     scales = pyramid_scales(patch)
     pad = (cfg.model.get('data_preprocessor') or {}).get('pad_size_divisor') or 0
     if pad % patch:
         raise ValueError(f'{name} has {patch}x{patch} patches, which do not tile the {pad}x{pad} batches of this '
                          f'config (model.data_preprocessor.pad_size_divisor): use a multiple of {patch}')
-    depth = backbone.get('depth') or variant['depth']  # an explicit depth override (tests, ablations) wins
+    depth = backbone.get('depth') or layout['depth']  # an explicit depth override (tests, ablations) wins
     backbone.out_indices = [depth - 1]                 # the pyramid is built from the last map only
     if family.windowed:  # its record (backbones/family.py)
         backbone.global_attn_indexes = global_blocks(depth)
@@ -52,7 +52,7 @@ def adapt_mask_rcnn(cfg, name: str, variant: dict, family: Family) -> None:
             backbone.pop(key, None)
     if family.fixed_grid and pad:
         backbone.img_size = pad  # every batch is padded to this square
-    neck.in_channels = variant['embed_dim']
+    neck.in_channels = layout['embed_dim']
     neck.scales = list(scales)
 
 

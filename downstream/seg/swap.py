@@ -52,12 +52,12 @@ LEVELS = {'pyramid': pyramid_indices, 'trunk_output': trunk_output}
 WIDTHS = {'by_width': head_channels, '512_from_small': patchconvnet_channels}
 
 
-def adapt_upernet(cfg, name: str, variant: dict, family: Family) -> None:
-    if variant.get('kind') == 'hierarchical':
-        return _adapt_hierarchical(cfg, variant)
-    dim, model = variant['embed_dim'], cfg.model
+def adapt_upernet(cfg, name: str, layout: dict, family: Family) -> None:
+    if layout.get('kind') == 'hierarchical':
+        return _adapt_hierarchical(cfg, layout)
+    dim, model = layout['embed_dim'], cfg.model
     levels, channels = LEVELS[family.upernet_levels], WIDTHS[family.upernet_width]
-    preprocessor, patch = model.get('data_preprocessor') or {}, variant['patch_size']
+    preprocessor, patch = model.get('data_preprocessor') or {}, layout['patch_size']
     crop = preprocessor.get('size') or ()
     if any(side % patch for side in crop):
         raise ValueError(f'{name} has {patch}x{patch} patches, which do not tile the {crop} crops of this '
@@ -66,7 +66,7 @@ def adapt_upernet(cfg, name: str, variant: dict, family: Family) -> None:
         preprocessor.test_cfg.size_divisor = patch  # test images padded to whole patches
     if family.fixed_grid and crop:
         model.backbone.img_size = tuple(crop)  # a grid of the crops' size (smaller test windows are padded)
-    model.backbone.out_indices = levels(variant['depth'])
+    model.backbone.out_indices = levels(layout['depth'])
     if model.get('neck') and 'embed_dim' in model.neck:
         model.neck.embed_dim = dim
     head = model.decode_head

@@ -1,18 +1,22 @@
 """mmengine's private internals the suite relies on (written for mmengine 0.10.7; see ``WRITTEN_FOR``)."""
 import copyreg
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
+# mmengine.logging only: mmengine.runner costs ~0.8 s, which the checkpoint policy's importers
+# (tools/convert_checkpoint.py) would pay for the HistoryBuffer reducer alone; the functions that need it import it
 from mmengine.logging import HistoryBuffer
-from mmengine.runner import BaseLoop
-from mmengine.runner.loops import _parse_losses
+
+if TYPE_CHECKING:
+    from mmengine.runner import BaseLoop
 
 
-def built_train_loop(runner) -> Optional[BaseLoop]:
+def built_train_loop(runner) -> Optional['BaseLoop']:
     """The runner's training loop if ``Runner.train()`` has built it, else None (``test()`` and ``val()`` leave it
     the config it was given).
 
     Reads ``Runner._train_loop``: the public ``Runner.train_loop`` builds the loop (and its dataloader) when it is
     still a config, which a test run must not do, and no public attribute says whether a training runs."""
+    from mmengine.runner import BaseLoop  # imported by the caller's Runner already
     loop = runner._train_loop
     return loop if isinstance(loop, BaseLoop) else None
 
@@ -40,6 +44,7 @@ def run_val_loop(loop, add_metrics: Callable[[dict], None]) -> dict:
 
     Copied upstream code, and mmengine's private ``_parse_losses`` (the validation losses as ``run`` reports them):
     no hook runs between the evaluation and ``after_val_epoch``, and the hooks log and record the metrics there."""
+    from mmengine.runner.loops import _parse_losses  # imported by the caller's loop already
     loop.runner.call_hook('before_val')
     loop.runner.call_hook('before_val_epoch')
     loop.runner.model.eval()

@@ -3,9 +3,9 @@ wrapper that autocasts to bfloat16 without loss scaling.
 
     bf16 GPU (compute capability >= 8.0: A100, H100, ...)   bfloat16 autocast, no loss scaling  (AutocastOptimWrapper)
     other GPUs (V100, T4, ...)                              float16 autocast, dynamic loss scaling (mmengine's AmpOptimWrapper)
-    any GPU, detection                                      float16 autocast, dynamic loss scaling (see DET_FP16)
+    any GPU, a roi_ops task (detection)                     float16 autocast, dynamic loss scaling (see DET_FP16)
     CPU with bf16 instructions                              bfloat16 autocast (CPUAmpOptimWrapper)
-    CPU without them, and detection on CPU                  float32: --amp is refused, --amp auto keeps float32
+    CPU without them, and a roi_ops task on CPU             float32: --amp is refused, --amp auto keeps float32
 
 bfloat16 has float32's exponent range, so gradients neither underflow nor overflow and the loss scaler float16
 needs is only overhead (mmengine's ``AmpOptimWrapper(dtype='bfloat16')`` still builds a ``GradScaler``, multiplies
@@ -25,13 +25,14 @@ from vitbench.results.schema import has_roi_ops
 
 PRECISIONS = ('bf16', 'fp16', 'fp32')  # result.json's cost.precision
 
-# Why detection trains in float16 with loss scaling even where the GPU has bf16. mmdet's SingleRoIExtractor casts
-# the RoIs to the features' dtype (``rois.type_as(feats[0])``, mmdet 3.3) and hands both to mmcv's RoIAlign, whose
-# CUDA kernel (mmcv 2.1.0, roi_align_cuda.cu) dispatches float32 and float16 only
-# (AT_DISPATCH_FLOATING_TYPES_AND_HALF, rois read as the features' scalar type): under bfloat16 autocast the
-# features are bf16 and the first RoI head step fails. Running the ops in float32 instead would mean patching
-# mmdet's extractor, and bf16 RoI corners would anyway be rounded to 4-8 px at 1024 px (8-bit mantissa) where
-# float16 keeps 0.5-1 px. float16 with dynamic loss scaling is what mmdet and ViTDet train Mask R-CNN with.
+# Why a task whose head runs mmcv's RoIAlign (``Task.roi_ops``; the built-in one: detection) trains in float16
+# with loss scaling even where the GPU has bf16 (the message says "detection": tests/test_engine_amp.py pins what
+# it prints). mmdet's SingleRoIExtractor casts the RoIs to the features' dtype (``rois.type_as(feats[0])``, mmdet
+# 3.3) and hands both to mmcv's RoIAlign, whose CUDA kernel (mmcv 2.1.0, roi_align_cuda.cu) dispatches float32 and
+# float16 only (AT_DISPATCH_FLOATING_TYPES_AND_HALF, rois read as the features' scalar type): under bfloat16
+# autocast the features are bf16 and the first RoI head step fails. Running the ops in float32 instead would mean
+# patching mmdet's extractor, and bf16 RoI corners would anyway be rounded to 4-8 px at 1024 px (8-bit mantissa)
+# where float16 keeps 0.5-1 px. float16 with dynamic loss scaling is what mmdet and ViTDet train Mask R-CNN with.
 DET_FP16 = ("detection trains in float16 with loss scaling: mmcv's CUDA RoIAlign has no bfloat16 kernel and "
             "mmdet casts the RoIs to the features' dtype")
 DET_CPU = "mmcv's CPU kernels (nms, RoIAlign) take float32 only"

@@ -8,8 +8,9 @@ backward of each. The data preprocessor and the optimizer step stay eager (:func
 Random ops inside the graphs (MAE's masking noise, drop path) draw from inductor's generator, seeded from
 torch's: the same distribution, other draws than an eager run of the same seed.
 
-Detection (Mask R-CNN) compiles its backbone's training forward only (:data:`DET_BACKBONE_ONLY`), in place, so
-the parameter names, the checkpoints and ``backbone.pth`` are those of an eager run.
+A task whose head runs mmcv's RoIAlign / nms (``Task.roi_ops``: detection's Mask R-CNN) compiles its backbone's
+training forward only (:data:`DET_BACKBONE_ONLY`), in place, so the parameter names, the checkpoints and
+``backbone.pth`` are those of an eager run.
 
 Fused AdamW (``torch.optim.AdamW(fused=True)``, one kernel for all parameters): on CUDA it computes the
 same update as the default (foreach) implementation up to float rounding, so :func:`use_fused_adamw` turns it
@@ -27,9 +28,10 @@ from vitbench.results.schema import has_roi_ops
 
 TRAIN_STEP = 'train_step'  # result.json's cost.compiled: what was compiled
 BACKBONE = 'backbone'
-DET_BACKBONE_ONLY = ("--compile: detection compiles the backbone only (Mask R-CNN's RPN and RoI heads have "
-                     'data-dependent shapes: proposals left after NMS, sampled RoIs, masks per instance; and '
-                     "mmcv's RoIAlign / nms are opaque to dynamo)")
+# the same for every roi_ops task (the name is older than Task.roi_ops)
+DET_BACKBONE_ONLY = ("--compile: a head with mmcv's RoIAlign / nms compiles the backbone only (its proposal and RoI "
+                     'heads have data-dependent shapes: proposals left after NMS, sampled RoIs, masks per instance; '
+                     "and mmcv's RoIAlign / nms are opaque to dynamo)")
 ADAMW = ('AdamW', 'torch.optim.AdamW', 'mmengine.AdamW')  # names mmengine's OPTIMIZERS gives torch's AdamW
 
 

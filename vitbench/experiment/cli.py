@@ -85,11 +85,14 @@ def load_config(args: argparse.Namespace):
     except Exception as e:
         raise ConfigError(f'--cfg-options {args.cfg_options} could not be applied to {args.config}: {e}') from e
     if any(k.split('.')[0] == 'custom_imports' for k in args.cfg_options or {}):  # a config's own ran at parsing
+        imports = cfg.custom_imports.get('imports')
+        if not imports:
+            raise ConfigError('--cfg-options custom_imports: expected custom_imports.imports=[module, ...] (modules '
+                              'on PYTHONPATH, e.g. custom_imports.imports=[my_family])')
         try:
             import_modules_from_strings(**cfg.custom_imports)
-        except ImportError as e:
-            raise ConfigError(f'--cfg-options custom_imports: {e} (a module on PYTHONPATH, e.g. '
-                              "custom_imports.imports=[my_family])") from e
+        except Exception as e:  # a missing module, or one whose registration refuses (a family record, a task)
+            raise ConfigError(f'--cfg-options custom_imports: {imports}: {type(e).__name__}: {e}') from e
 
     checkpoint = getattr(args, 'backbone_checkpoint', None)
     keep_blocks = getattr(args, 'keep_blocks', None)

@@ -9,8 +9,8 @@ A config says what it measures in an ``experiment`` dict::
                       protocol=dict(name=..., settings=[...]))  # from configs/_base_/protocols/<name>.py
 
 tools/train.py and tools/test.py add ``ResultRecorderHook`` (vitbench/experiment/result_hook.py) to every config
-that has one. The hook writes the record after training (the last validation's metrics, plus the final training loss) and after
-testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
+that has one. The hook writes the record after training (the last validation's metrics, plus the final training
+loss) and after testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
 Metrics are stored as percentages, as the papers report them.
 
 ``protocol`` is the protocol's name and the digest of its settings as run (:mod:`vitbench.experiment.protocol`;

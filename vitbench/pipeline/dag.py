@@ -24,7 +24,8 @@ class Stage:
     config: Optional[str] = None  # train / test
     swap: Optional[str] = None  # --backbone to pass (None: the config's own backbone)
     task: Optional[str] = None  # experiment.task of the config
-    config_digest: Optional[str] = None  # sha256 of what the config holds, _base_ files merged (record.py)
+    # sha256 of what the config holds, _base_ files merged: computed by stage_config.py, compared by record.py
+    config_digest: Optional[str] = None
 
 
 @dataclass

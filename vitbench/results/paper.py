@@ -105,8 +105,9 @@ def _protocol(value, where: str) -> Dict[str, str]:
 
 
 def link_column(row: Row, column: Column) -> Column:
-    """The measured column a paper row's ``column`` is: at the row's fine-tuning resolution for ImageNet
-    classification (the paper prints a ↑384 row's top-1 under its plain top-1 column)."""
+    """The measured column a paper row's ``column`` is: at the row's fine-tuning resolution for the resolution kinds
+    (:func:`~vitbench.results.schema.resolution_kinds`: the fine-tuning tasks' top-1, mCE, ECE), as a measured
+    fine-tune fills them (the paper prints a ↑384 row's top-1 under its plain top-1 column)."""
     return column.at(row.res) if column.kind in resolution_kinds() else column
 
 

@@ -121,13 +121,14 @@ def read_result(path: str) -> dict:
         raise LeaderboardError(f"{path}: key 'status' is {record['status']!r}, expected null or {DIVERGED!r} (a "
                                'training stopped because its loss stopped being finite)')
     metrics = need('metrics', dict, 'an object {metric name: number}')
+    percent = _percent_metrics(task)  # once per record read, not per metric
     for name, value in metrics.items():
         if not _number(value):
             raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a number")
         if not math.isfinite(value):  # JSON's NaN / Infinity: a diverged or broken run, not a score to rank
             raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a finite number (did the "
                                    'run diverge? rerun it, or delete this result.json)')
-        if name in _percent_metrics(task) and not 0 <= value <= 100:
+        if name in percent and not 0 <= value <= 100:
             raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a percentage in [0, 100]")
         if name == 'skipped_images' and not _count(value):
             raise LeaderboardError(f"{path}: key 'metrics.{name}' is {value!r}, expected a whole number >= 0")

@@ -1,7 +1,8 @@
 """The leaderboard's rows: a (backbone, pre-training recipe, epochs) :class:`Row` holds one :class:`Cell` per
 column it fills, each with the mean over seeds and everything behind it; a :class:`Table` is rows and columns."""
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from .columns import Column
 from .schema import kinds
@@ -53,8 +54,10 @@ class Cell:
     diverged: str = ''
 
 
-def _present(cells: Dict[Column, Cell], part: str) -> dict:
-    return {c: getattr(cell, part) for c, cell in cells.items() if getattr(cell, part) not in (None, '')}
+def _present(cells: Dict[Column, Cell], part: str) -> Mapping:
+    # read-only: a new mapping per access, so a write into it would be lost; it raises instead (write the Cell)
+    present = {c: getattr(cell, part) for c, cell in cells.items() if getattr(cell, part) not in (None, '')}
+    return MappingProxyType(present)
 
 
 @dataclass
@@ -92,35 +95,35 @@ class Row:
 
     # each part of the cells by column, for the columns that have it (read-only views of ``cells``)
     @property
-    def values(self) -> Dict[Column, float]:
+    def values(self) -> Mapping[Column, float]:
         return _present(self.cells, 'value')
 
     @property
-    def samples(self) -> Dict[Column, Dict[Seed, float]]:
+    def samples(self) -> Mapping[Column, Dict[Seed, float]]:
         return _present(self.cells, 'samples')
 
     @property
-    def stats(self) -> Dict[Column, Summary]:
+    def stats(self) -> Mapping[Column, Summary]:
         return _present(self.cells, 'stats')
 
     @property
-    def cell_configs(self) -> Dict[Column, Tuple[str, ...]]:
+    def cell_configs(self) -> Mapping[Column, Tuple[str, ...]]:
         return _present(self.cells, 'configs')
 
     @property
-    def cell_protocols(self) -> Dict[Column, Tuple[str, ...]]:
+    def cell_protocols(self) -> Mapping[Column, Tuple[str, ...]]:
         return _present(self.cells, 'protocols')
 
     @property
-    def evidence(self) -> Dict[Column, List[object]]:
+    def evidence(self) -> Mapping[Column, List[object]]:
         return _present(self.cells, 'evidence')
 
     @property
-    def diverged(self) -> Dict[Column, str]:
+    def diverged(self) -> Mapping[Column, str]:
         return _present(self.cells, 'diverged')
 
     @property
-    def cell_hours(self) -> Dict[Column, float]:
+    def cell_hours(self) -> Mapping[Column, float]:
         return _present(self.cells, 'hours')
 
 

@@ -95,10 +95,29 @@ TASKS: Dict[str, Task] = {}  # name -> record, in leaderboard order (the first t
 
 
 def register(task: Task) -> Task:
-    """Add ``task`` to :data:`TASKS`; a name taken by another record is refused."""
+    """Add ``task`` to :data:`TASKS`; a name taken by another record is refused, and so is a column kind named as
+    another task's but not the same (:func:`kinds` would keep only the last), a ``beside`` naming no kind, and
+    ``registers`` without ``package``."""
     known = TASKS.get(task.name)
     if known is not None and known != task:
         raise ValueError(f"task '{task.name}' is already registered with another record; pick another name")
+    if task.registers and not task.package:
+        raise ValueError(f"task '{task.name}' has registers but no package; expected the package its modules are in")
+    owners = {}  # kind name -> the first task that has it, and its Kind
+    for other in TASKS.values():
+        for kind in other.kinds if other.name != task.name else ():
+            owners.setdefault(kind.name, (other, kind))
+    for kind in task.kinds:
+        other, same = owners.get(kind.name, (None, kind))
+        if same != kind:
+            raise ValueError(f"kind '{kind.name}' of task '{task.name}' differs from task '{other.name}''s: "
+                             'reuse that Kind or pick another name')
+        owners.setdefault(kind.name, (task, kind))  # two of the task's own metrics may not differ either
+    names = set(owners)
+    for kind in task.kinds:
+        if kind.beside and kind.beside not in names:  # Column.sort_key would fail on it later, unexplained
+            raise ValueError(f"kind '{kind.name}' of task '{task.name}' has beside='{kind.beside}', "
+                             f'expected a known kind: {sorted(names)}')
     TASKS[task.name] = task
     return task
 
