@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from _tool_helpers import FIXTURES, REPO
-from vitbench.pipeline.run import PipelineRunner
-from vitbench.pipeline.spec import load_pipeline
+from harness.pipeline.run import PipelineRunner
+from harness.pipeline.spec import load_pipeline
 
 DEMO = 'vit_demo_patch8_64'
 

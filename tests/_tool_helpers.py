@@ -9,7 +9,7 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / 'toy_fixtures'
 CONFIG = FIXTURES / 'toy_config.py'
 
-# Keys of result.json: pinned here, independently of vitbench.experiment.result_record, so a change to the schema shows.
+# Keys of result.json: pinned here, independently of harness.experiment.result_record, so a change to the schema shows.
 RESULT_SCHEMA_KEYS = {'task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'metrics', 'eval', 'protocol', 'img_size',
                       'variant_img_size', 'params_M', 'gflops', 'seed', 'cost', 'config', 'git_commit', 'created', 'per_image'}
 

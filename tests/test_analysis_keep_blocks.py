@@ -13,8 +13,8 @@ import pretrain  # noqa: F401  (registers the classifier)
 from backbones import create_model, save_checkpoint
 from backbones.checkpoint import load_checkpoint
 from downstream.analysis.keep_blocks import keep_blocks_series
+from harness.experiment.cli import ConfigError, load_config
 from pretrain.export import origin_of
-from vitbench.experiment.cli import ConfigError, load_config
 from vitbench.registry import MODELS
 from vitbench.results.table import build_table, recipe_label
 

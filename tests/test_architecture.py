@@ -18,17 +18,17 @@ LAYERS = [
     ['backbones'],
     ['pretrain'],
     ['downstream'],
-    ['vitbench.experiment', 'vitbench.demo_data'],
-    ['vitbench.pipeline'],
+    ['harness.experiment', 'harness.demo_data'],
+    ['harness.pipeline'],
     ['tools'],
 ]
 LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}
-PACKAGES = ('backbones', 'pretrain', 'downstream', 'vitbench', 'tools')
+PACKAGES = ('backbones', 'pretrain', 'downstream', 'vitbench', 'harness', 'tools')
 
 
 def unit_of(module: str) -> str:
     parts = module.split('.')
-    return '.'.join(parts[:2]) if parts[0] == 'vitbench' and len(parts) > 1 else parts[0]
+    return '.'.join(parts[:2]) if parts[0] in ('vitbench', 'harness') and len(parts) > 1 else parts[0]
 
 
 def module_of(path: Path, root: Path = ROOT) -> str:
@@ -52,7 +52,7 @@ def imports_of(path: Path, root: Path = ROOT):
         else:
             continue
         for name in names:
-            if name.split('.')[0] in PACKAGES and name != 'vitbench':
+            if name.split('.')[0] in PACKAGES and name not in ('vitbench', 'harness'):
                 yield node.lineno, name
 
 
@@ -73,7 +73,7 @@ def upward_imports(root: Path = ROOT):
 
 
 def test_every_unit_has_a_layer():
-    units = {unit_of(module_of(p)) for p in source_files()} - {'vitbench'}
+    units = {unit_of(module_of(p)) for p in source_files()} - {'vitbench', 'harness'}
     assert units <= LAYER.keys(), f'place these in LAYERS (and docs/architecture.md): {units - LAYER.keys()}'
 
 
@@ -88,11 +88,11 @@ def test_the_check_sees_upward_and_sideways_imports(tmp_path):
     probe = tmp_path / 'vitbench' / 'engine' / 'probe.py'
     probe.parent.mkdir(parents=True)
     probe.write_text('def f():\n    from downstream.backbone_swap import swap_backbone\n')
-    sideways = tmp_path / 'vitbench' / 'demo_data' / '__init__.py'
+    sideways = tmp_path / 'harness' / 'demo_data' / '__init__.py'
     sideways.parent.mkdir(parents=True)
     sideways.write_text('from ..experiment import cli\n')
     assert upward_imports(tmp_path) == [
-        'vitbench/demo_data/__init__.py:1: vitbench.demo_data (layer 7) imports vitbench.experiment (layer 7)',
+        'harness/demo_data/__init__.py:1: harness.demo_data (layer 7) imports harness.experiment (layer 7)',
         'vitbench/engine/probe.py:2: vitbench.engine (layer 3) imports downstream.backbone_swap (layer 6)']
 
 
@@ -115,3 +115,11 @@ def test_cited_files_exist():
             if outside in text:
                 missing.append(f'{path.relative_to(ROOT)} cites {outside}, which is not in the repository')
     assert not missing, '\n'.join(missing)
+
+
+def test_no_tool_edits_sys_path():
+    """The tools import the installed suite (``make install`` installs it editable): a tool that puts the checkout
+    on ``sys.path`` would run another tree's code than the one installed, silently."""
+    edits = [f'tools/{p.name}:{n}' for p in sorted((ROOT / 'tools').glob('*.py'))
+             for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r'sys\.path\s*(\.|\[|\+?=)', line)]
+    assert not edits, 'tools that edit sys.path: ' + ', '.join(edits)

@@ -16,7 +16,7 @@ from backbones.complexity import count_flops, count_params
 from downstream.backbone_swap import swap_backbone
 from test_det_train import coco_root, on_tiny_coco, train  # noqa: F401  (the tiny demo COCO fixture)
 from test_seg_train import one_iteration_cfg, tiny_ade  # noqa: F401  (the tiny demo ADE20k fixture)
-from vitbench.experiment.cli import build_runner
+from harness.experiment.cli import build_runner
 
 REPO = Path(__file__).resolve().parents[1]
 # thesis Table 5.1: parameters (M), GFLOPs at 224

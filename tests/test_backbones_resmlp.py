@@ -14,7 +14,7 @@ from backbones import CheckpointError, ResMLPBackbone, create_model, load_checkp
 from backbones.complexity import count_flops, count_params
 from downstream.backbone_swap import swap_backbone
 from test_seg_train import one_iteration_cfg, tiny_ade  # noqa: F401  (the tiny demo ADE20k fixture)
-from vitbench.experiment.cli import build_runner
+from harness.experiment.cli import build_runner
 
 REPO = Path(__file__).resolve().parents[1]
 # variant -> (timm model, parameters (M) as published, GFLOPs as published, where); None: not in the thesis

@@ -1,9 +1,9 @@
 """The shape of the code a newcomer reads: no source file over 400 lines (issue 32), so that each holds one concern
-and can be read at once; a longer one is split by concern, as vitbench/pipeline/spec.py was."""
+and can be read at once; a longer one is split by concern, as harness/pipeline/spec.py was."""
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ('backbones', 'pretrain', 'downstream', 'vitbench', 'tools', 'tests')
+FOLDERS = ('backbones', 'pretrain', 'downstream', 'vitbench', 'harness', 'tools', 'tests')
 MAX_LINES = 400
 
 

@@ -12,8 +12,8 @@ import scipy.io
 from PIL import Image
 
 from downstream.transfer.flowers import Flowers102
-from vitbench import demo_data
-from vitbench.demo_data import ade20k, cifar, coco, flowers, imagenet, render
+from harness import demo_data
+from harness.demo_data import ade20k, cifar, coco, flowers, imagenet, render
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from mmengine.config import Config
 
+from harness.pipeline.spec import load_pipeline
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
-from vitbench.pipeline.spec import load_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 FLOWERS = 'Flowers-102 top-1 (full)'

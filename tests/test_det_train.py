@@ -10,7 +10,7 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from vitbench import demo_data
+from harness import demo_data
 
 pytest.importorskip('mmcv.ops')
 # pycocotools 2.0.x calls np.array(copy=False) on numpy 2: harmless, but once per decoded mask.

@@ -13,7 +13,7 @@ from mmengine.config import ConfigDict
 from mmengine.optim import OptimWrapper
 from torch import nn
 
-from vitbench import demo_data
+from harness import demo_data
 from vitbench.engine.compile import EagerOptimizerStep, compile_backbone
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ from mmengine.config import Config
 from _tool_helpers import CONFIG, RESULT_SCHEMA_KEYS, run_tool, train
 from backbones import create_model, save_checkpoint
 from downstream.backbone_swap import swap_backbone
+from harness.experiment.result_record import normalize_metrics
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
-from vitbench.experiment.result_record import normalize_metrics
 
 EXPERIMENT = ['experiment.task=pretrain', 'experiment.dataset=toy', 'experiment.backbone=vit_demo_patch8_64']
 TOY_IMAGES = 4 * 4  # the toy config's 4 iterations of batches of 4
@@ -106,7 +106,7 @@ def test_missing_backbone_checkpoint_is_exit_2():
 
 def test_the_record_says_its_resolution_and_the_variants_own():
     """What the leaderboard tells a ↑384 fine-tune apart by (vitbench/results/table.py finetune_res)."""
-    from vitbench.experiment.result_record import resolutions
+    from harness.experiment.result_record import resolutions
     assert resolutions('deit3_base_patch16_224', dict(img_size=384)) == dict(img_size=384, variant_img_size=224)
     assert resolutions('cait_m36_384', {}) == dict(img_size=384, variant_img_size=384)
     assert resolutions('deit3_huge_patch14_224', dict(img_size=[378, 378])) == dict(img_size=378,

@@ -21,7 +21,7 @@ from backbones.family import UPERNET_LEVELS, UPERNET_WIDTHS, CheckpointFormat
 from backbones.variants import VARIANTS
 from downstream.backbone_swap import swap_backbone
 from downstream.seg.swap import LEVELS, WIDTHS
-from vitbench import demo_data
+from harness import demo_data
 from vitbench.registry import MODELS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def test_the_classifier_and_the_dense_backbone_of_the_toy_family():
 
 def test_custom_imports_on_the_command_line_are_imported_before_the_swap(tmp_path):
     """--cfg-options custom_imports.imports=[...] (mmengine imports only a config's own, when it parses it)."""
-    from vitbench.experiment.cli import ConfigError, load_config
+    from harness.experiment.cli import ConfigError, load_config
     base = dict(config='configs/demo/upernet_demo.py', backbone=TOY, backbone_checkpoint=None, keep_blocks=None,
                 work_dir=str(tmp_path), launcher='none', local_rank=0, resume=None)
     cfg = load_config(argparse.Namespace(**base, cfg_options={'custom_imports.imports': ['toy_family']}))

@@ -14,13 +14,13 @@ from types import SimpleNamespace
 import pytest
 from mmengine.config import Config
 
-from vitbench.experiment.result_record import eval_of, experiment_of, normalize_metrics
-from vitbench.pipeline.record import key_metric
+from harness.experiment.result_record import eval_of, experiment_of, normalize_metrics
+from harness.pipeline.record import key_metric
 from vitbench.results import schema
 from vitbench.results.plots import measured_plots
 from vitbench.results.rank import column_key, cross_task_rank
-from vitbench.results.schema import Kind, Metric
 from vitbench.results.render import render_csv, render_markdown
+from vitbench.results.schema import Kind, Metric
 from vitbench.results.table import Column, LeaderboardError, build_table, read_result
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,9 @@ import torch
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-from vitbench import demo_data, fileio
-from vitbench.experiment.cli import run_main
+from harness import demo_data
+from harness.experiment.cli import run_main
+from vitbench import fileio
 from vitbench.fileio import WriteError, atomic_open
 from vitbench.sample_error import SampleError, one_line
 

@@ -13,8 +13,8 @@ import torch
 from _pipeline_helpers import run, write_pipeline
 from _tool_helpers import FIXTURES, REPO, run_tool
 from backbones import CheckpointError, create_model, load_checkpoint, save_checkpoint
-from vitbench.experiment.cli import run_main
-from vitbench.experiment.divergence import DivergenceHook, TrainingDiverged
+from harness.experiment.cli import run_main
+from harness.experiment.divergence import DivergenceHook, TrainingDiverged
 from vitbench.results.table import build_table
 
 DIVERGING = 'optim_wrapper = dict(optimizer=dict(lr=1e6))'  # SGD on the toy regression: inf by iteration 4

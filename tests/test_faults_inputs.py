@@ -98,7 +98,7 @@ def test_config_mistakes_are_one_line_naming_the_key(toy, tmp_path, capsys, text
 
 
 def test_an_epoch_based_warm_up_is_compared_in_epochs(tmp_path):
-    from vitbench.experiment.config_checks import config_problems
+    from harness.experiment.config_checks import config_problems
     cfg = Config(dict(train_cfg=dict(by_epoch=True, max_epochs=1), param_scheduler=[
         dict(type='LinearLR', begin=0, end=1), dict(type='CosineAnnealingLR', begin=1)]))
     assert config_problems(cfg, {}, cfg.keys()) == []  # a warm-up as long as the run is allowed

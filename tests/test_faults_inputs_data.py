@@ -13,7 +13,7 @@ from PIL import Image
 
 from _input_fault_helpers import truncate
 from _tool_helpers import REPO, run_tool
-from vitbench import demo_data
+from harness import demo_data
 
 
 @pytest.fixture(scope='module')

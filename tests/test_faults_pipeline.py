@@ -37,7 +37,7 @@ def toy_training_pipeline(tmp_path):
 
 def trainers_in(work_dir):
     """The pids of live tools/train.py processes working in ``work_dir`` (from /proc). A stage forked from the preload
-    server (vitbench.pipeline.preload) shows the server's command line instead: the run.lock checks catch it."""
+    server (harness.pipeline.preload) shows the server's command line instead: the run.lock checks catch it."""
     pids = []
     for entry in Path('/proc').iterdir():
         try:

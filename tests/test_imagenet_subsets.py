@@ -14,11 +14,11 @@ import pytest
 import torch
 
 import pretrain  # noqa: F401  (registers the components)
+from harness import demo_data
+from harness.demo_data.imagenet import SUBSET_FILES, WNIDS
 from pretrain.data import ImageNet
 from pretrain.export import pretraining_of
 from pretrain.imagenet_subsets import SHIPPED, SubsetError
-from vitbench import demo_data
-from vitbench.demo_data.imagenet import SUBSET_FILES, WNIDS
 from vitbench.results.table import build_table, recipe_label
 
 pytestmark = pytest.mark.usefixtures('vitbench_scope')

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from vitbench.pipeline.spec import PipelineError, load_pipeline
+from harness.pipeline.spec import PipelineError, load_pipeline
 from vitbench.results.expectations import check_expectations, expectations_from
 from vitbench.results.table import LeaderboardError, build_table
 
@@ -83,7 +83,7 @@ def test_an_ordering_whose_row_a_backbone_family_cannot_run_is_not_checked_and_s
     """With --backbones patchconvnet_demo_64 the demo leaves out its MAE stages (families=['vit']): the MAE
     ordering has no row, which is no broken promise; the others are still checked."""
     import io
-    from vitbench.pipeline.run import PipelineRunner
+    from harness.pipeline.run import PipelineRunner
     orderings = [dict(row='supervised', over='scratch', min_delta={SEG: 1.0}),
                  dict(row='mae', over='scratch', min_delta={SEG: 2.0})]
     path = tmp_path / 'p.py'

@@ -179,7 +179,7 @@ ATTN384, FFN384 = 'configs/finetune/deit3_base_attn_ft384.py', 'configs/finetune
 @pytest.mark.parametrize('config, mode', [(FT384, 'ss'), (ATTN384, 'attention'), (FFN384, 'ffn'),
                                           ('configs/finetune/mae_vit_tiny12h_linprobe.py', 'linear')])
 def test_a_finetune_records_its_mode_as_its_eval(config, mode):
-    from vitbench.experiment.result_record import eval_of
+    from harness.experiment.result_record import eval_of
     cfg = Config.fromfile(str(REPO / config))
     assert eval_of(cfg, dict(cfg.experiment)) == mode
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from harness import demo_data
 import vitbench.console
-from vitbench import demo_data
 
 REPO = Path(__file__).resolve().parents[1]
 

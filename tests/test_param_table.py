@@ -1,4 +1,4 @@
-"""vitbench/experiment/param_table.py: every parameter's learning rate, weight decay and layer, audited per recipe
+"""harness/experiment/param_table.py: every parameter's learning rate, weight decay and layer, audited per recipe
 and per family on the real optimiser wrappers of the configs (built on the meta device: no memory, no weights).
 No trainable parameter may be in no group (it would silently not train), and each recipe's choices are those of
 its official code."""
@@ -11,8 +11,8 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.registry import MODELS, DefaultScope
 
 import downstream  # noqa: F401  (registers the seg / det glue)
+from harness.experiment.param_table import optimizers_of, param_table
 import pretrain  # noqa: F401
-from vitbench.experiment.param_table import optimizers_of, param_table
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -101,7 +101,7 @@ def test_a_training_writes_its_table_beside_result_json(tmp_path):
     import subprocess
     import sys
 
-    from vitbench import demo_data
+    from harness import demo_data
     datasets = demo_data.select(['imagenet', 'imagenet_v2', 'imagenet_real'])
     assert demo_data.generate(datasets, str(tmp_path / 'data' / 'demo'), scale='tiny', log=lambda m: None) == []
     options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader')

@@ -13,9 +13,9 @@ import types
 from _pipeline_helpers import DEMO, fake, ran_count, run, toy_pipeline, write_pipeline
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from _tool_helpers import FIXTURES
-from vitbench.pipeline.command import command_of
-from vitbench.pipeline.run import PipelineRunner
-from vitbench.pipeline.spec import load_pipeline
+from harness.pipeline.command import command_of
+from harness.pipeline.run import PipelineRunner
+from harness.pipeline.spec import load_pipeline
 
 
 def test_failing_stage_skips_its_dependents_and_the_others_continue(tmp_path):

@@ -9,9 +9,9 @@ import pytest
 from _pipeline_helpers import DEMO, pipeline_tool
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from _tool_helpers import REPO
-from vitbench.pipeline.command import command_of
-from vitbench.pipeline.run import PipelineRunner
-from vitbench.pipeline.spec import load_pipeline
+from harness.pipeline.command import command_of
+from harness.pipeline.run import PipelineRunner
+from harness.pipeline.spec import load_pipeline
 
 
 def test_demo_pipeline_is_a_consistent_dag():

@@ -1,4 +1,4 @@
-"""vitbench/pipeline/preload.py: a train / test stage forked from the preloaded server keeps what a subprocess stage
+"""harness/pipeline/preload.py: a train / test stage forked from the preloaded server keeps what a subprocess stage
 has: the same training (metrics to the last digit), a process group of its own that stop_stages stops, its exit
 status and traceback, its environment, working directory and argv, and no life after a pipeline killed with -9."""
 import json
@@ -13,15 +13,15 @@ import pytest
 
 from _pipeline_helpers import run, write_pipeline
 from _tool_helpers import FIXTURES, REPO, wait_for
-from vitbench.pipeline import preload
-from vitbench.pipeline import command as pipeline_command
-from vitbench.pipeline.run import stop_stages
+from harness.pipeline import preload
+from harness.pipeline import command as pipeline_command
+from harness.pipeline.run import stop_stages
 
 # Stands in for tools/train.py (the tests point command.REPO to a folder with it): says whether it was forked from the
 # preloaded server and what it was given, then does what its config's name says.
 STAGE_SCRIPT = textwrap.dedent('''\
     import os, sys
-    forked = 'vitbench.experiment.cli' in sys.modules  # imported by the server, not by this script
+    forked = 'harness.experiment.cli' in sys.modules  # imported by the server, not by this script
     import torch
     config, work_dir = sys.argv[1], sys.argv[sys.argv.index('--work-dir') + 1]
     dataset = torch.utils.data.TensorDataset(torch.ones(8, 4) @ torch.ones(4, 4))
@@ -153,8 +153,8 @@ def test_a_forked_stage_of_a_pipeline_killed_with_sigkill_dies(tmp_path):
     path = script_stages(tmp_path, 'sleeps')
     # with no `if __name__ == '__main__'`: the stage must not run the pipeline's script again (multiprocessing would)
     (tmp_path / 'driver.py').write_text(textwrap.dedent(f'''\
-        from vitbench.pipeline import command, run
-        from vitbench.pipeline.spec import load_pipeline
+        from harness.pipeline import command, run
+        from harness.pipeline.spec import load_pipeline
         command.REPO = {str(tmp_path)!r}
         run.PipelineRunner(load_pipeline({path!r})).run()
     '''))
@@ -180,7 +180,7 @@ def test_a_forked_stage_of_a_pipeline_killed_with_sigkill_dies(tmp_path):
 # into it; the stages of a pipeline wait for each other to start, so that they run side by side.
 GPU_STAGE_SCRIPT = textwrap.dedent('''\
     import glob, json, os, sys, time
-    forked = 'vitbench.experiment.cli' in sys.modules
+    forked = 'harness.experiment.cli' in sys.modules
     import torch
     work_dir = sys.argv[sys.argv.index('--work-dir') + 1]
     os.makedirs(work_dir, exist_ok=True)
@@ -259,7 +259,7 @@ def test_a_stage_of_several_gpus_runs_under_torchrun_one_process_per_gpu(tmp_pat
 
 
 def test_a_gpu_request_the_machine_cannot_meet_is_refused_in_one_line(tmp_path):
-    from vitbench.pipeline.gpus import GpuError, GpuPool
+    from harness.pipeline.gpus import GpuError, GpuPool
     with pytest.raises(GpuError, match=r'--gpus-per-stage 4: this machine shows the pipeline 2 GPUs \(0,1\)'):
         GpuPool(['0', '1'], 4)
     pool = GpuPool(['0', '1'])  # the least used first, ties in order; a single GPU is shared

@@ -1,4 +1,4 @@
-"""A pipeline stage whose recipe changed since it ran (vitbench/pipeline/record.py) is not done, nor are the
+"""A pipeline stage whose recipe changed since it ran (harness/pipeline/record.py) is not done, nor are the
 stages built on it; it runs again from the start, even with --resume."""
 import io
 import json
@@ -10,9 +10,9 @@ from pathlib import Path
 from _pipeline_helpers import DEMO, fake, run, toy_pipeline, write_pipeline
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from _tool_helpers import FIXTURES, REPO
-from vitbench.pipeline.record import RECORD_NAME, changes, is_done, write_record
-from vitbench.pipeline.run import PipelineRunner
-from vitbench.pipeline.spec import load_pipeline
+from harness.pipeline.record import RECORD_NAME, changes, is_done, write_record
+from harness.pipeline.run import PipelineRunner
+from harness.pipeline.spec import load_pipeline
 
 
 def recorded_pair(tmp_path, seg_options=None, data_value=1.0):
@@ -80,7 +80,7 @@ def test_a_config_holding_a_function_has_the_same_recipe_in_every_run(tmp_path):
     (tmp_path / 'pre.py').write_text(f"experiment = dict(task='pretrain', dataset='toy', backbone={DEMO!r})\n"
                                      'post = dict(fn=lambda x: x, type=dict)\n')
     path = recorded_pair(tmp_path)
-    digest = ('from vitbench.pipeline.spec import load_pipeline; '
+    digest = ('from harness.pipeline.spec import load_pipeline; '
               f'print(load_pipeline({path!r}).stage({DEMO + "/pre"!r}).config_digest)')
     digests = {subprocess.run([sys.executable, '-c', digest], cwd=REPO, capture_output=True, text=True,
                               check=True).stdout for _ in range(2)}

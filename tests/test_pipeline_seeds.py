@@ -4,9 +4,9 @@ import pytest
 
 from _pipeline_helpers import DEMO, fake, pipeline_tool, write_pipeline
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
-from vitbench.pipeline.command import command_of
-from vitbench.pipeline.run import PipelineRunner
-from vitbench.pipeline.spec import PipelineError, load_pipeline
+from harness.pipeline.command import command_of
+from harness.pipeline.run import PipelineRunner
+from harness.pipeline.spec import PipelineError, load_pipeline
 
 
 def seeded_pipeline(tmp_path, **top):

@@ -1,4 +1,4 @@
-"""The Slurm executor (vitbench/pipeline/slurm.py) against a real one-node Slurm (tests/_slurm_cluster.py): each
+"""The Slurm executor (harness/pipeline/slurm.py) against a real one-node Slurm (tests/_slurm_cluster.py): each
 stage one job after its dependencies, the leaderboard at the end, a job requeued mid-training (by scontrol, then by
 the signal Slurm sends before a time limit) resumes from its last checkpoint and ends exactly as the uninterrupted
 run, stages already done are not submitted, a failed stage cancels its dependents; and the resources of a pipeline
@@ -15,9 +15,9 @@ import torch
 from _pipeline_helpers import fake, write_pipeline
 from _slurm_cluster import SlurmCluster, skip_reason
 from _tool_helpers import FIXTURES, REPO, wait_for
-from vitbench.pipeline.resources import time_minutes
-from vitbench.pipeline.slurm import describe
-from vitbench.pipeline.spec import PipelineError, load_pipeline
+from harness.pipeline.resources import time_minutes
+from harness.pipeline.slurm import describe
+from harness.pipeline.spec import PipelineError, load_pipeline
 
 
 @pytest.fixture(autouse=True)

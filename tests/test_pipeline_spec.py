@@ -1,5 +1,5 @@
-"""A pipeline config is checked before anything runs (vitbench/pipeline/spec.py): a bad one is refused naming
-the file, the stage and the key; a checked one gives each stage its command (vitbench/pipeline/command.py)."""
+"""A pipeline config is checked before anything runs (harness/pipeline/spec.py): a bad one is refused naming
+the file, the stage and the key; a checked one gives each stage its command (harness/pipeline/command.py)."""
 import os
 import subprocess
 import sys
@@ -10,8 +10,8 @@ import pytest
 from _pipeline_helpers import DEMO, fake, write_pipeline
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from _tool_helpers import REPO
-from vitbench.pipeline.command import command_of
-from vitbench.pipeline.spec import PipelineError, load_pipeline
+from harness.pipeline.command import command_of
+from harness.pipeline.spec import PipelineError, load_pipeline
 
 
 def test_commands_pass_dependency_outputs_swaps_and_options(tmp_path):

@@ -8,13 +8,13 @@ import torch
 from PIL import Image
 
 import pretrain  # noqa: F401  (registers the components)
+from harness import demo_data
 from pretrain.classifier import ClsLoss, distillation_loss
 from pretrain.data import DatasetLayoutError, ImageNet
 from pretrain.metrics import Accuracy
 from pretrain.preprocessor import ClsDataPreprocessor
 from pretrain.samplers import RepeatAugSampler
 from pretrain.transforms import ImageReadError, LoadImage
-from vitbench import demo_data
 from vitbench.sample_error import SampleError
 
 

@@ -13,9 +13,9 @@ import pretrain  # noqa: F401  (registers the recipes the config builds)
 from backbones import create_model, save_checkpoint
 from backbones.checkpoint import load_checkpoint, read_checkpoint
 from backbones.checkpoint.io import safetensors_path, save_safetensors
+from harness import demo_data
+from harness.experiment.cli import build_runner
 from pretrain.export import origin_of
-from vitbench import demo_data
-from vitbench.experiment.cli import build_runner
 
 REPO = Path(__file__).resolve().parents[1]
 

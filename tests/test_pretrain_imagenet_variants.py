@@ -13,9 +13,9 @@ import pytest
 import torch
 from PIL import Image
 
+from harness import demo_data
 from pretrain.imagenet_variants import REAL_LABELS, ImageNetReaL, ImageNetV2
 from pretrain.metrics import ReaLAccuracy
-from vitbench import demo_data
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_SETS = ['imagenet', 'imagenet_v2', 'imagenet_real']

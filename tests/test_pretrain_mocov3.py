@@ -20,9 +20,9 @@ import pretrain  # noqa: F401
 from _mocov3_case import GLOBAL_BATCH, build_model, global_batch, query_key_case
 from backbones import create_model
 from downstream.backbone_swap import swap_backbone
+from harness import demo_data
 from pretrain.mocov3 import MoCoV3, contrastive_loss, cosine_momentum
 from pretrain.preprocessor import ClsDataPreprocessor
-from vitbench import demo_data
 from vitbench.registry import MODELS, TRANSFORMS
 
 REPO = Path(__file__).resolve().parents[1]

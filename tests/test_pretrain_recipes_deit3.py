@@ -22,10 +22,10 @@ from _backbone_helpers import materialize
 import pretrain  # noqa: F401  (registers the recipes' components)
 from backbones import create_model
 from backbones.complexity import count_flops, count_params
+from harness import demo_data
+from harness.demo_data import imagenet, imagenet21k
+from harness.experiment.cli import build_runner, load_config
 from pretrain.imagenet21k import CLASS_LIST, ImageNet21k
-from vitbench import demo_data
-from vitbench.demo_data import imagenet, imagenet21k
-from vitbench.experiment.cli import build_runner, load_config
 
 pytestmark = pytest.mark.usefixtures('checkpoint_policy')
 

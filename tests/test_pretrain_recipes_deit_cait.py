@@ -15,11 +15,11 @@ from mmengine.optim import build_optim_wrapper
 import pretrain  # noqa: F401
 from _backbone_helpers import TIMM_EQUIVALENT
 from backbones import create_model, save_checkpoint
+from harness import demo_data
+from harness.demo_data import imagenet
+from harness.experiment.cli import build_runner
 from pretrain import ImageClassifier
 from pretrain.classifier import distillation_loss, joint_scores
-from vitbench import demo_data
-from vitbench.demo_data import imagenet
-from vitbench.experiment.cli import build_runner
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(

@@ -13,10 +13,10 @@ import torch
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-import pretrain  # noqa: F401
 from backbones import create_model, save_checkpoint
-from vitbench import demo_data
 from downstream.backbone_swap import swap_backbone
+from harness import demo_data
+import pretrain  # noqa: F401
 from vitbench.registry import MODELS
 
 pytestmark = pytest.mark.usefixtures('checkpoint_policy')  # the tests torch.load runner checkpoints

@@ -77,7 +77,7 @@ def test_importing_the_registry_imports_and_patches_nothing_else():
         'import vitbench.registry\n'
         'after = (len(torch.serialization.get_safe_globals()), type(f.get_file_backend("x.pth")))\n'
         'suite = sorted(m for m in sys.modules if m.split(".")[0] in ("backbones", "pretrain", "downstream")\n'
-        '               or m.startswith(("vitbench.engine", "vitbench.experiment")))\n'
+        '               or m.startswith(("vitbench.engine", "harness.experiment")))\n'
         'print(before == after, suite)')
     assert out == 'True []'
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from mmengine.config import Config
 
+from harness.experiment.protocol import protocol_of
+from harness.pipeline.spec import load_pipeline
 from pretrain.export import pretraining_of
-from vitbench.experiment.protocol import protocol_of
-from vitbench.pipeline.spec import load_pipeline
 from vitbench.results.paper import cell_protocol, load_paper_tables
 from vitbench.results.table import recipe_label
 

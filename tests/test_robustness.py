@@ -24,9 +24,9 @@ from pretrain.robustness import (CORRUPTIONS, ImageNetA, ImageNetC, ImageNetR, I
                                  class_subset_indices, imagenet_1k_wnids)
 from pretrain.robustness_metrics import (ALEXNET_ERROR, AccuracyWithCalibration, CalibrationError,
                                          ClassSubsetAccuracy, CorruptionError, expected_calibration_error)
+from harness import demo_data
+from harness.demo_data import corruptions, imagenet, imagenet_robustness
 from pretrain.transforms import SKIPPED_LABEL, LoadImage, PackInputs
-from vitbench import demo_data
-from vitbench.demo_data import corruptions, imagenet, imagenet_robustness
 from vitbench.results import per_image
 from test_seg_train import tools_test  # noqa: F401  (tools/test.py loaded as a module)
 

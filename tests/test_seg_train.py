@@ -15,9 +15,9 @@ from mmengine.runner import Runner
 
 import downstream  # noqa: F401
 from _tool_helpers import RESULT_SCHEMA_KEYS
-from vitbench import demo_data
 from downstream.backbone_swap import swap_backbone
-from vitbench.experiment.cli import build_runner
+from harness import demo_data
+from harness.experiment.cli import build_runner
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / 'configs' / 'demo' / 'upernet_demo.py'

@@ -18,8 +18,8 @@ from backbones import TimmBackbone, create_model, family_of
 from downstream.backbone_swap import swap_backbone
 from test_det_train import coco_root, on_tiny_coco, train  # noqa: F401  (the tiny demo COCO fixture)
 from test_seg_train import one_iteration_cfg, tiny_ade  # noqa: F401  (the tiny demo ADE20k fixture)
-from vitbench.experiment.cli import build_runner
-from vitbench.experiment.result_record import backbone_complexity
+from harness.experiment.cli import build_runner
+from harness.experiment.result_record import backbone_complexity
 
 REPO = Path(__file__).resolve().parents[1]
 HIERARCHICAL, PLAIN = 'test_convnext', 'test_vit'  # timm's own test models: 0.2 M and 0.3 M parameters
@@ -193,7 +193,7 @@ def test_transfer_builds_timms_classifier_with_the_configs_head():
 def test_a_pipeline_runs_timm_backbones_and_leaves_out_what_needs_the_suites_vit(tmp_path):
     """--backbones timm:A: per-backbone stages in folders without the colon (a relative link would read it as a URL
     scheme), each swapped with the timm name; masked image modelling left out, saying why."""
-    from vitbench.pipeline.spec import load_pipeline
+    from harness.pipeline.spec import load_pipeline
     pipeline = load_pipeline(str(REPO / 'configs/pipelines/demo.py'), backbones=[f'timm:{PLAIN}'],
                              work_dir=str(tmp_path))
     ids = [s.id for s in pipeline.stages]

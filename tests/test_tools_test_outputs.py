@@ -12,9 +12,9 @@ from mmengine.registry import MODELS, DefaultScope, init_default_scope
 from PIL import Image
 
 from test_seg_train import tools_test  # noqa: F401  (tools/test.py loaded as a module)
-from vitbench import demo_data
+from harness import demo_data
 from vitbench.results import per_image
-from vitbench.demo_data.ade20k import (BUILDING, CAR, GRASS, MOUNTAIN, PERSON, ROAD, SIDEWALK, SKY, TREE, WATER,
+from harness.demo_data.ade20k import (BUILDING, CAR, GRASS, MOUNTAIN, PERSON, ROAD, SIDEWALK, SKY, TREE, WATER,
                                        WINDOWPANE)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from mmengine.config import Config
 
-from vitbench import demo_data
-from vitbench.experiment.tracking import add_trackers
-from vitbench.pipeline.command import command_of
-from vitbench.pipeline.record import fingerprint
-from vitbench.pipeline.spec import load_pipeline
+from harness import demo_data
+from harness.experiment.tracking import add_trackers
+from harness.pipeline.command import command_of
+from harness.pipeline.record import fingerprint
+from harness.pipeline.spec import load_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 # the trackers' own settings left to their defaults (W&B offline, MLflow's file store), their files kept in the test's

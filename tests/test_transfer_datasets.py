@@ -14,8 +14,8 @@ import torchvision.datasets as tvd
 import downstream  # noqa: F401  (registers the datasets)
 from downstream.transfer import (CIFAR10, CIFAR100, FGVCAircraft, Flowers102, INaturalist, OxfordIIITPet,
                             StanfordCars)
+from harness import demo_data
 from pretrain.data import DatasetLayoutError
-from vitbench import demo_data
 
 
 pytestmark = pytest.mark.usefixtures('vitbench_scope')

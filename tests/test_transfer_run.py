@@ -15,13 +15,13 @@ from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 
 import downstream  # noqa: F401  (registers the datasets, transforms and hook)
-import pretrain  # noqa: F401
 from backbones import create_model, save_checkpoint
+from downstream.backbone_swap import swap_backbone
 from downstream.transfer import TransferCheckHook
 from downstream.transfer.inat import OFFICIAL as INAT_OFFICIAL
-from vitbench import demo_data
-from downstream.backbone_swap import swap_backbone
-from vitbench.experiment.cli import build_runner
+from harness import demo_data
+from harness.experiment.cli import build_runner
+import pretrain  # noqa: F401
 from vitbench.registry import DATASETS, MODELS
 
 pytestmark = pytest.mark.usefixtures('checkpoint_policy')  # the tests torch.load runner checkpoints

@@ -32,10 +32,10 @@ import time
 from dataclasses import dataclass
 from typing import List
 
+from vitbench.engine.kernel_profile import format_breakdown  # torch only; the installed suite, as every tool
+
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 PY = sys.executable
-sys.path.insert(0, REPO)
-from vitbench.engine.kernel_profile import format_breakdown  # noqa: E402  (torch only)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from vitbench import demo_data
+from harness import demo_data
 
 
 def parse_args():

@@ -39,12 +39,12 @@ import shlex
 import signal
 import sys
 
+from harness.experiment.tracking import TRACKERS, missing_tracker
+from harness.pipeline.gpus import GpuError
+from harness.pipeline.resources import ResourceError, check_value
+from harness.pipeline.run import PipelineRunner
+from harness.pipeline.spec import PipelineError, load_pipeline
 from vitbench.console import config_path
-from vitbench.experiment.tracking import TRACKERS, missing_tracker
-from vitbench.pipeline.gpus import GpuError
-from vitbench.pipeline.resources import ResourceError, check_value
-from vitbench.pipeline.run import PipelineRunner
-from vitbench.pipeline.spec import PipelineError, load_pipeline
 
 
 def parse_args(argv=None):
@@ -81,7 +81,7 @@ def parse_args(argv=None):
                         metavar='{' + ','.join(TRACKERS) + '}',
                         help='every train stage also logs to this experiment tracker (repeatable; tools/train.py '
                         "--vis-backend); not part of a stage's recipe: a finished stage is not run again for it")
-    slurm = parser.add_argument_group('Slurm (vitbench/pipeline/slurm.py, resources.py)')
+    slurm = parser.add_argument_group('Slurm (harness/pipeline/slurm.py, resources.py)')
     slurm.add_argument('--executor', choices=['local', 'slurm'],
                        help="'local': stages run here, --jobs at a time (default); 'slurm': each stage one job")
     slurm.add_argument('--partition', help="replaces the config's slurm partition")
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
 
 
 def _slurm_main(args, pipeline) -> int:
-    from vitbench.pipeline import slurm
+    from harness.pipeline import slurm
     if args.status:
         print('\n'.join(slurm.status_lines(pipeline)))
         return 0

@@ -19,7 +19,7 @@ import argparse
 import os.path as osp
 
 from backbones.checkpoint import read_checkpoint
-from vitbench.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
+from harness.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
 
 
 def parse_args(argv=None):

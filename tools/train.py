@@ -13,10 +13,10 @@ import torch
 from vitbench.engine.amp import amp_plan, cuda_has_bf16
 from vitbench.engine.compile import (BACKBONE, EagerOptimizerStep, compile_backbone, compile_plan,
                                      keep_data_preprocessor_eager, use_fused_adamw)
+from harness.experiment.config_checks import empty_epoch_problem, training_problems
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.engine.run_cost import meter_of
-from vitbench.experiment.config_checks import empty_epoch_problem, training_problems
-from vitbench.experiment.cli import (ConfigError, add_common_args, add_tracking_args, build_runner, load_config,
+from harness.experiment.cli import (ConfigError, add_common_args, add_tracking_args, build_runner, load_config,
                                      run_main, use_trackers)
 from vitbench.results.schema import task_of
 

@@ -3,7 +3,7 @@ how to check the whole folder, instead of a traceback from inside a decoder that
 annotation PNG gave 25 frames ending in ``OSError: image file is truncated``).
 
 The datasets of the suite read each sample through :func:`prepare_named` (ImageNet and its variants, ADE20k, COCO,
-the transfer sets); ``vitbench.experiment.cli.run_main`` prints :class:`SampleError` as ``error: ...`` with exit
+the transfer sets); ``harness.experiment.cli.run_main`` prints :class:`SampleError` as ``error: ...`` with exit
 status 2, also when a dataloader worker raised it (PyTorch re-raises it in the main process with the worker's
 traceback in front of the message: :func:`one_line` takes the message back out).
 """

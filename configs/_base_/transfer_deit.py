@@ -59,7 +59,7 @@ param_scheduler = [
 train_cfg = dict(by_epoch=True, max_epochs=1000, val_interval=50)
 auto_scale_lr = dict(base_batch_size=1024)
 
-# Protocol transfer_deit: this file (vitbench/experiment/protocol.py), its settings as a config derived from it
+# Protocol transfer_deit: this file (harness/experiment/protocol.py), its settings as a config derived from it
 # resolves them (the rate and epochs per dataset are part of it).
 experiment = dict(task='transfer', protocol=dict(name='transfer_deit', settings=[
     'optim_wrapper', 'param_scheduler', 'train_cfg.max_epochs', 'train_dataloader.batch_size', 'train_pipeline',

@@ -58,7 +58,7 @@ param_scheduler = [
 train_cfg = dict(by_epoch=True, max_epochs=50, val_interval=10)
 auto_scale_lr = dict(base_batch_size=512)
 
-# Protocol transfer_maelite: this file (vitbench/experiment/protocol.py), its settings as a config derived from
+# Protocol transfer_maelite: this file (harness/experiment/protocol.py), its settings as a config derived from
 # it resolves them.
 experiment = dict(task='transfer', backbone_overrides=dict(global_pool='avg'), protocol=dict(
     name='transfer_maelite', settings=['optim_wrapper', 'param_scheduler', 'train_cfg.max_epochs',

@@ -1,6 +1,6 @@
 """CPython's private internals the suite relies on (written for CPython 3.11; see ``WRITTEN_FOR``): the
 forkserver protocol of ``multiprocessing`` (the pipeline forks its stages from a preloaded server,
-``vitbench/pipeline/preload.py``), the interpreter's exit, and the pure-Python pickler."""
+``harness/pipeline/preload.py``), the interpreter's exit, and the pure-Python pickler."""
 import atexit
 import os
 import pickle

@@ -9,7 +9,7 @@ from .safe_checkpoint_load import install_safe_loading
 
 def install_checkpoint_policy() -> None:
     """Apply the policy to this process (idempotent). The entry points call it: ``build_runner`` of
-    ``vitbench.experiment.cli`` (tools/train.py, tools/test.py, any script that builds a Runner through it) and
+    ``harness.experiment.cli`` (tools/train.py, tools/test.py, any script that builds a Runner through it) and
     the tools that read checkpoints; a script of your own that ``torch.load`` s runner checkpoints calls it too."""
     install_safe_loading()
     install_atomic_writes()

@@ -143,7 +143,7 @@ def _is_training(runner) -> bool:
 
 @HOOKS.register_module()
 class RunStateHook(Hook):
-    """Added to every run by ``build_runner`` (``vitbench/experiment/cli.py``)."""
+    """Added to every run by ``build_runner`` (``harness/experiment/cli.py``)."""
 
     priority = 'HIGHEST'  # restores before any other hook of the epoch draws a number
 

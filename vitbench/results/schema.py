@@ -2,15 +2,15 @@
 one registry, :data:`TASKS`. A record says everything the suite's readers of results need to know of its task: its
 headline metrics and the leaderboard column kinds they fill (label, which way is better, plot), which metrics its
 toolbox reports as fractions, its datasets' display names, the demo datasets it runs on, and the few ways a task
-is read differently (a pre-training's price, a fine-tune's resolution). ``vitbench.experiment.result_record``
+is read differently (a pre-training's price, a fine-tune's resolution). ``harness.experiment.result_record``
 writes records of these tasks, ``vitbench.results.table`` ranks them, ``vitbench.results.plots`` draws them,
-``vitbench.pipeline.record`` summarises stages by them, ``vitbench.registry`` and ``downstream`` import the task
+``harness.pipeline.record`` summarises stages by them, ``vitbench.registry`` and ``downstream`` import the task
 packages they name. Adding a task: its package, its record here (or :func:`register` from its own module) and its
 tests: docs/extending-task.md. The full record is described in docs/architecture.md."""
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-# result.json "status" of a training stopped because its loss stopped being finite (vitbench.experiment.divergence);
+# result.json "status" of a training stopped because its loss stopped being finite (harness.experiment.divergence);
 # a record without "status" is of a run that finished
 DIVERGED = 'diverged'
 DIVERGED_EXIT_STATUS = 3  # tools/train.py's exit status then; the pipeline reports the stage as diverged

@@ -10,7 +10,7 @@ A row is a (backbone, pre-training recipe, epochs) triple; a column is one downs
 
 ``experiment.eval`` other than ``ss`` (e.g. ``ms``, ``linear``) gives its own column, so a linear probe never
 collides with full fine-tuning (an ImageNet fine-tune that trains part of the model records its mode, ``attention``,
-``ffn`` or ``linear``, as its eval: ``vitbench.experiment.result_record.eval_of``). So does a fine-tuning run at another resolution than its variant's own (the papers'
+``ffn`` or ``linear``, as its eval: ``harness.experiment.result_record.eval_of``). So does a fine-tuning run at another resolution than its variant's own (the papers'
 "↑384": ``result.json`` ``img_size`` ≠ ``variant_img_size``): its cells go to "ImageNet top-1 ↑384", beside the
 224 fine-tune's "ImageNet top-1" of the same row, never in conflict with it. Only fine-tuning runs are told apart
 by resolution: a pre-training run's own top-1 is a by-product at its training resolution, which a fine-tune at the

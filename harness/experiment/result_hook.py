@@ -1,4 +1,4 @@
-"""``ResultRecorderHook``: when a run writes its ``result.json`` (vitbench/experiment/result_record.py builds and writes
+"""``ResultRecorderHook``: when a run writes its ``result.json`` (harness/experiment/result_record.py builds and writes
 the record), and the run's cost meter (``vitbench.engine.run_cost``) it drives: started before the run, images counted
 per training iteration, totals carried in runner checkpoints. The last validation's metrics travel in runner
 checkpoints too, so that a resumed run records what the run that never stopped would have."""
@@ -8,10 +8,10 @@ from typing import Dict, Optional
 from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop
 
+from harness.experiment.protocol import protocol_of
+from harness.experiment.result_record import experiment_of, record_run
 from vitbench.engine.run_cost import meter_of
 from vitbench.engine.run_state import training_done
-from vitbench.experiment.protocol import protocol_of
-from vitbench.experiment.result_record import experiment_of, record_run
 from vitbench.registry import HOOKS
 from vitbench.results import per_image
 

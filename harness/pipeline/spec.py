@@ -8,7 +8,7 @@ A pipeline config is an mmengine ``Config`` python file::
     jobs = 1                               # stages run at the same time when their dependencies allow (--jobs)
     seeds = [0, 1, 2]                      # optional: every train / test stage runs once per seed (--seeds)
     executor = 'local'                     # or 'slurm': each stage one Slurm job, with the `slurm` defaults and
-                                           # each stage's `resources` (vitbench/pipeline/resources.py)
+                                           # each stage's `resources` (harness/pipeline/resources.py)
     stages = [
         dict(name='data', kind='command', argv=['tools/make_demo_data.py', '--out', 'data/demo']),
         dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth']),
@@ -52,7 +52,7 @@ a stage depends on, and its ``{STAGE}`` references mean, seed K of a seeded depe
 ``seeds='shared'`` runs once (with the first seed, plain id and folder) and every seed of its dependents uses
 that one instance (e.g. a teacher trained once). ``command`` and ``leaderboard`` stages are never seeded. A stage
 that runs once depends on every seed of its dependencies (a leaderboard's default ``runs`` hold all their work
-dirs) and may not refer to a stage that runs once per seed. The run itself is :mod:`vitbench.pipeline.run`.
+dirs) and may not refer to a stage that runs once per seed. The run itself is :mod:`harness.pipeline.run`.
 
 This module reads the config and checks its top-level keys; each stage's keys and the graph are checked in
 :mod:`.validate`, the stage instances made in :mod:`.expand` (of the types in :mod:`.dag`), and each train / test

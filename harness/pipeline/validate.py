@@ -1,6 +1,6 @@
 """The checks of a pipeline config's stages, before anything runs: each stage's keys for its kind, the graph of
 their ``depends_on`` and ``{STAGE}`` references (no unknown stage, no cycle), seeds, backbones and the work dir.
-Each bad value is one :class:`~vitbench.pipeline.dag.PipelineError` naming the file, the stage and the key."""
+Each bad value is one :class:`~harness.pipeline.dag.PipelineError` naming the file, the stage and the key."""
 import os
 import os.path as osp
 import re

@@ -29,7 +29,7 @@ from vitbench.compat.python import (ForkserverChild, fork_from_server, forkserve
 
 # What the tools import before they do anything, by name (only the server imports them): a forked stage starts
 # where a fresh one stands after its imports, no further (a segmentation stage still imports mmseg.models itself).
-MODULES = ['vitbench.engine.cpu_amp', 'vitbench.experiment.cli', __name__]
+MODULES = ['vitbench.engine.cpu_amp', 'harness.experiment.cli', __name__]
 THREAD_VARIABLES = ('OMP_NUM_THREADS', 'MKL_NUM_THREADS')
 
 _lock = threading.Lock()

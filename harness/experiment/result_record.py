@@ -8,12 +8,12 @@ A config says what it measures in an ``experiment`` dict::
                       eval='ss',                                                       # optional
                       protocol=dict(name=..., settings=[...]))  # from configs/_base_/protocols/<name>.py
 
-tools/train.py and tools/test.py add ``ResultRecorderHook`` (vitbench/experiment/result_hook.py) to every config
+tools/train.py and tools/test.py add ``ResultRecorderHook`` (harness/experiment/result_hook.py) to every config
 that has one. The hook writes the record after training (the last validation's metrics, plus the final training
 loss) and after testing. ``pretrain`` defaults to the metadata of the backbone checkpoint the run started from.
 Metrics are stored as percentages, as the papers report them.
 
-``protocol`` is the protocol's name and the digest of its settings as run (:mod:`vitbench.experiment.protocol`;
+``protocol`` is the protocol's name and the digest of its settings as run (:mod:`harness.experiment.protocol`;
 null for a config without one). ``seed`` is the random seed mmengine used (``randomness.seed``, or the one it
 drew). ``cost`` is what the run took (``vitbench.engine.run_cost``: wall seconds from the start of the run to the
 end of training or testing, all processes of a resumed run included; the device; device-hours; peak memory;
@@ -28,12 +28,12 @@ import subprocess
 from typing import Dict, Optional
 
 from backbones import create_model
-from backbones.variants import VARIANTS
 from backbones.complexity import count_flops, count_params
 from backbones.timm_backbones import default_resolution
+from backbones.variants import VARIANTS
+from harness.experiment.protocol import protocol_of
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
-from vitbench.experiment.protocol import protocol_of
 from vitbench.fileio import atomic_write_text
 from vitbench.results import per_image
 from vitbench.results.schema import DIVERGED, fraction_prefixes, task_names, task_of
@@ -146,7 +146,7 @@ def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
 
 def record_divergence(runner, where: dict) -> str:
     """Write the ``result.json`` of a training stopped because its loss stopped being finite
-    (:class:`vitbench.experiment.divergence.DivergenceHook`): the run's record with no metrics,
+    (:class:`harness.experiment.divergence.DivergenceHook`): the run's record with no metrics,
     ``"status": "diverged"`` and ``diverged`` = ``where`` (iteration, loss, the last finite one). The leaderboard
     shows such a run as diverged, never as a number. Returns its path ('' when nothing is recorded)."""
     if not runner.cfg.get('experiment'):

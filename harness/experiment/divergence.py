@@ -1,6 +1,6 @@
 """A training whose loss stops being a number is stopped, and recorded as diverged, never as a result.
 
-:class:`DivergenceHook` (added to every run by ``vitbench.experiment.cli.build_runner``) reads the loss of each
+:class:`DivergenceHook` (added to every run by ``harness.experiment.cli.build_runner``) reads the loss of each
 training iteration. After ``patience`` non-finite losses in a row (NaN or ±inf; one by default: a float16 run's
 loss scaler skips overflowing *gradients*, not losses) it writes the run's ``result.json`` with
 ``"status": "diverged"`` and where (the iteration, the loss, the last finite loss and its iteration), and raises
@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 
 from mmengine.hooks import Hook
 
-from vitbench.experiment.result_record import record_divergence
+from harness.experiment.result_record import record_divergence
 from vitbench.registry import HOOKS
 
 

@@ -17,11 +17,12 @@ from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import swap_backbone
+from harness.experiment.config_checks import config_problems
+from harness.experiment import param_table, result_hook  # noqa: F401  (register the hooks build_runner adds)
+from harness.experiment.divergence import TrainingDiverged
+from harness.experiment.tracking import TRACKERS, add_trackers
 from vitbench.console import config_path
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
-from vitbench.experiment.config_checks import config_problems
-from vitbench.experiment.divergence import TrainingDiverged
-from vitbench.experiment.tracking import TRACKERS, add_trackers
 from vitbench.fileio import WriteError
 from vitbench.results.schema import DIVERGED_EXIT_STATUS
 from vitbench.sample_error import SampleError, one_line
@@ -215,7 +216,7 @@ def run_main(main) -> None:
     """Call ``main()``; a ConfigError, a checkpoint that cannot be used (damaged, of another model, with non-finite
     weights), a data sample that cannot be read (:class:`~vitbench.sample_error.SampleError`) or a file that cannot
     be written (disk full: :class:`~vitbench.fileio.WriteError`) becomes one message on stderr and exit status 2;
-    a training whose loss stopped being finite (:class:`~vitbench.experiment.divergence.TrainingDiverged`) one
+    a training whose loss stopped being finite (:class:`~harness.experiment.divergence.TrainingDiverged`) one
     line and exit status 3."""
     try:
         main()

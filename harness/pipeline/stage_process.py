@@ -1,5 +1,5 @@
 """A stage's process: started in a process group of its own that dies with the pipeline (or forked from the
-preload server, :mod:`vitbench.pipeline.preload`), and stopped with its launcher, ranks and dataloader workers."""
+preload server, :mod:`harness.pipeline.preload`), and stopped with its launcher, ranks and dataloader workers."""
 import os
 import signal
 import subprocess

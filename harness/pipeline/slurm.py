@@ -1,4 +1,4 @@
-"""The Slurm executor: every stage of a :class:`~vitbench.pipeline.Pipeline` one Slurm job, submitted through
+"""The Slurm executor: every stage of a :class:`~harness.pipeline.Pipeline` one Slurm job, submitted through
 submitit, as ``facebookresearch/deit``'s and ``/mae``'s ``run_with_submitit.py`` submit theirs.
 
 * **One job per stage, in dependency order.** A stage's job depends ``afterok`` on the jobs of the stages it

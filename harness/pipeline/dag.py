@@ -1,4 +1,4 @@
-"""What a pipeline config becomes once checked (:mod:`vitbench.pipeline.spec`): the stage instances, in run order,
+"""What a pipeline config becomes once checked (:mod:`harness.pipeline.spec`): the stage instances, in run order,
 and the pipeline that holds them; and the error a config that cannot run raises."""
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -38,7 +38,7 @@ class Pipeline:
     jobs: int = 1  # stages run at the same time
     seeds: List[int] = field(default_factory=list)  # [] when none are given: the configs' own seeds
     left_out: List[str] = field(default_factory=list)  # per-backbone stages a backbone's family cannot run, why
-    executor: str = 'local'  # or 'slurm' (vitbench/pipeline/slurm.py)
+    executor: str = 'local'  # or 'slurm' (harness/pipeline/slurm.py)
     slurm: dict = field(default_factory=dict)  # the stages' default Slurm resources (resources.py)
     vis_backends: List[str] = field(default_factory=list)  # --vis-backend of train stages; no part of their recipe
 

@@ -1,4 +1,4 @@
-"""What became of a stage of a pipeline run (:mod:`vitbench.pipeline.run`): one line of its summary."""
+"""What became of a stage of a pipeline run (:mod:`harness.pipeline.run`): one line of its summary."""
 from dataclasses import dataclass
 from typing import Optional
 

@@ -1,6 +1,6 @@
 """The config a train / test stage runs: picked for its backbone, checked to record a result (``experiment``),
 the ``--backbone`` swap it needs, and the digest of what it holds that tells a changed recipe
-(vitbench/pipeline/record.py)."""
+(harness/pipeline/record.py)."""
 import hashlib
 import json
 import os.path as osp

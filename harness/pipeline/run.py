@@ -1,4 +1,4 @@
-"""Running a :class:`~vitbench.pipeline.Pipeline`: each stage a subprocess of tools/train.py / tools/test.py (or its
+"""Running a :class:`~harness.pipeline.Pipeline`: each stage a subprocess of tools/train.py / tools/test.py (or its
 command) in its own work dir, with a progress line per stage and a summary at the end.
 
 * A ``train``/``test`` stage whose ``result.json`` (and declared ``outputs``) exists is done: it is skipped,

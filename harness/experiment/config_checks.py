@@ -3,7 +3,7 @@
 traceback after minutes of start-up (a loop argument typo, a batch size below 1, a warm-up longer than the run).
 
 :func:`config_problems` returns one line per problem, each naming the key and the fix; ``load_config`` of
-:mod:`vitbench.experiment.cli` turns them into a ConfigError (exit status 2 in the tools).
+:mod:`harness.experiment.cli` turns them into a ConfigError (exit status 2 in the tools).
 """
 import difflib
 import inspect
