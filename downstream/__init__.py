@@ -3,13 +3,8 @@
 ``backbone_swap`` (``--backbone``, with its task → adapter table).
 
 Importing the package registers its pieces in the ``vitbench`` registries, the OpenMMLab way (configs reach
-them through ``custom_imports=dict(imports=['backbones', 'downstream'])``): it imports the package of every task
-record that names one (vitbench/results/schema.py), as the registries' ``locations`` do.
+them through ``custom_imports=dict(imports=['backbones', 'downstream'])``; the registries' ``locations`` name this
+package): it imports each task package of the suite, and each registers its components and its record
+(``record.py``). A task of the suite adds its package here.
 """
-import importlib
-
-from vitbench.results.schema import TASKS
-
-for _task in TASKS.values():
-    if _task.package:
-        importlib.import_module(_task.package)
+from . import det, seg, transfer  # noqa: F401

@@ -1,9 +1,11 @@
 """ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, MoCo-v3, fine-tuning (full,
 attention-only, linear probe, resolution), as registered mmengine components run by tools/train.py.
 
-Importing the package registers everything in the ``vitbench`` scope.
+Importing the package registers everything in the ``vitbench`` scope, and the records of its two tasks
+(``record.py``: pre-training and fine-tuning).
 """
 from . import optim  # noqa: F401  (registers timm's Lamb)
+from . import record  # noqa: F401  (registers the pre-training and fine-tuning records)
 from .classifier import ClsLoss, ImageClassifier
 from .data import ImageNet
 from .dmae import DistilledMAE

@@ -18,7 +18,7 @@ LAYERS = [
     ['backbones'],
     ['pretrain'],
     ['downstream'],
-    ['harness.experiment', 'harness.demo_data'],
+    ['harness.experiment', 'harness.demo_data', 'harness.tasks'],
     ['harness.pipeline'],
     ['tools'],
 ]

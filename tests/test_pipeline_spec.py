@@ -90,3 +90,31 @@ def test_families_must_name_known_backbone_families(tmp_path):
     with pytest.raises(PipelineError, match=r"stage 'a': key 'families' is \['transformer'\], expected a list of "
                                             r"backbone families from \['cait', "):
         load_pipeline(path)
+
+
+def test_imports_are_imported_and_given_to_the_train_and_test_stages(tmp_path):
+    """``imports`` (a task or family from outside the suite) and --imports: imported when the pipeline is read, each
+    train / test stage's command gets them; a bad one is refused naming the key or the option and the module, and so
+    is a stage of a task the pipeline knows no record of."""
+    config = tmp_path / 'seg.py'
+    config.write_text(f"experiment = dict(task='seg', dataset='ade20k', backbone={DEMO!r})\n")
+    path = write_pipeline(tmp_path, [dict(name='seg', config=str(config)), fake('data')], backbones=[DEMO],
+                          imports=['json'])
+    pipeline = load_pipeline(path, imports=['csv', 'json'])
+    assert pipeline.imports == ['json', 'csv']
+    assert command_of(pipeline, pipeline.stage(f'{DEMO}/seg'))[-3:] == ['--imports', 'json', 'csv']
+    assert '--imports' not in command_of(pipeline, pipeline.stage('data'))  # a command stage runs as it says
+    with pytest.raises(PipelineError, match=r"^--imports no_such_task_module: ModuleNotFoundError: No module named"):
+        load_pipeline(path, imports=['no_such_task_module'])
+    outside = tmp_path / 'depth.py'  # a task the pipeline has no record of: its summaries could not read its runs
+    outside.write_text(f"experiment = dict(task='depth', dataset='toyroom', backbone={DEMO!r})\n")
+    for stages, imports, message in (
+            ([fake('data')], 'json', "key 'imports' is 'json', expected a list of module names"),
+            ([fake('data')], ['no_such_task_module'], "key 'imports': no_such_task_module: ModuleNotFoundError"),
+            ([dict(name='depth', config=str(outside))], [], "stage 'depth': config '" + str(outside) + "' has "
+             "experiment.task='depth', expected one of ('pretrain', 'finetune', 'seg', 'det', 'transfer') (a task "
+             "from outside the suite: its package in the pipeline's imports")):
+        path = write_pipeline(tmp_path, stages, imports=imports, backbones=[DEMO])
+        with pytest.raises(PipelineError) as info:
+            load_pipeline(path)
+        assert message in str(info.value) and path in str(info.value)

@@ -84,14 +84,16 @@ def test_importing_the_registry_imports_and_patches_nothing_else():
 
 def test_a_vitbench_type_from_mmseg_finds_its_module_through_the_registry_locations():
     """No custom_imports and no import of the suite: mmengine imports ``vitbench.registry`` for the scope, and
-    the registry's locations import the backbone and the layer-decay constructor when they are looked up."""
+    the registry's locations import the backbone, the layer-decay constructor and (through the layer package
+    ``downstream``, which names its tasks: the registry names none) a task's dataset when they are looked up."""
     out = _fresh_python(
         'import sys\n'
         'from mmengine.registry import DefaultScope\n'
-        'from mmseg.registry import MODELS, OPTIM_WRAPPER_CONSTRUCTORS\n'
+        'from mmseg.registry import DATASETS, MODELS, OPTIM_WRAPPER_CONSTRUCTORS\n'
         'assert "backbones" not in sys.modules\n'
         "with DefaultScope.overwrite_default_scope('mmseg'):\n"
+        "    d = DATASETS.get('vitbench.ADE20KDataset')  # first: no other lookup has imported downstream\n"
         "    m = MODELS.build(dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', out_indices=[1]))\n"
         "    c = OPTIM_WRAPPER_CONSTRUCTORS.get('vitbench.LayerDecayOptimWrapperConstructor')\n"
-        'print(type(m).__module__, c.__module__)')
-    assert out.splitlines()[-1] == 'backbones.dense vitbench.engine.layer_decay'
+        'print(type(m).__module__, c.__module__, d.__module__)')
+    assert out.splitlines()[-1] == 'backbones.dense vitbench.engine.layer_decay downstream.seg.datasets'

@@ -8,6 +8,7 @@ value of each column marked, conflicting duplicate runs listed, paper reference 
     python tools/leaderboard.py work_dirs/demo --baseline scratch                # + paired Δ vs scratch
     python tools/leaderboard.py work_dirs/demo --aggregate ade20k-demo,coco-demo_box   # rank over these columns
     python tools/leaderboard.py work_dirs/paper --check-reproduction 0.3   # exit 1 if a linked cell is off by > 0.3
+    python tools/leaderboard.py work_dirs/mine --imports my_task   # a task of your own: its module registers it
 
 A run that left per-image results (per_image.npz beside its result.json) gets a 95 % interval over its test images
 (a percentile bootstrap), its Δ a paired one over the images both rows share; Markdown and HTML end with the
@@ -28,6 +29,7 @@ named; the board of the others is still written); with --check-reproduction, 1 w
 import argparse
 import sys
 
+from harness.tasks import load_tasks
 from vitbench.results.paper import load_paper_tables
 from vitbench.results.reproduction import beyond, check_lines, match_reported
 from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
@@ -48,6 +50,10 @@ def parse_args(argv=None):
                         help='rank the rows across these columns, comma-separated keys (dataset; _box/_mask for '
                         'COCO; _EVAL for another evaluation, e.g. ade20k_ms); default: every downstream column all '
                         'rows have. The keys are listed under the rank table')
+    parser.add_argument('--imports', nargs='+', action='extend', default=[], metavar='MODULE',
+                        help="import these modules first: a task from outside the suite (on PYTHONPATH) registers "
+                        "its record so, and its runs' result.json are tabulated with the others (the suite's own "
+                        'tasks need none)')
     parser.add_argument('--check-reproduction', type=_tolerance, metavar='TOL',
                         help='instead of the leaderboard: list every measured cell linked to a paper row whose '
                         '|measured - reported| exceeds TOL points; exit status 1 if there is one')
@@ -83,6 +89,7 @@ def check_reproduction(runs, tolerance: float) -> int:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        load_tasks(args.imports)  # the records of the tasks whose result.json it reads
         if not find_results(args.runs):  # a board of paper rows alone would look like an answer
             print(f'error: no result.json under {" ".join(args.runs)} (expected the work dirs of runs, e.g. '
                   'work_dirs/demo, or result.json files)', file=sys.stderr)

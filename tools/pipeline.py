@@ -6,6 +6,7 @@ leaderboard), each through tools/train.py or tools/test.py in its own work dir.
     python tools/pipeline.py configs/pipelines/demo.py --dry-run    # the stages and their commands, nothing run
     python tools/pipeline.py configs/pipelines/paper_deit3.py --backbones deit3_small_patch16_224 --resume
     python tools/pipeline.py configs/pipelines/demo.py --seeds 0,1,2 # every training 3 times: the spread
+    python tools/pipeline.py my_pipeline.py --imports my_task       # a task of your own, its package on PYTHONPATH
 
 With --seeds (or the config's seeds) every train / test stage runs once per seed, with --cfg-options
 randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain
@@ -75,6 +76,10 @@ def parse_args(argv=None):
     parser.add_argument('--gpus-per-stage', type=int, default=1, metavar='G',
                         help='GPUs of each local train / test stage, run under torchrun with one process per GPU '
                         '(default: 1); e.g. --jobs 2 --gpus-per-stage 4 on an 8-GPU node')
+    parser.add_argument('--imports', nargs='+', action='extend', default=[], metavar='MODULE',
+                        help="also import these modules (on PYTHONPATH; added to the config's imports): a task from "
+                        'outside the suite, whose records its leaderboard stages read; its train / test stages get '
+                        'them as --imports')
     parser.add_argument('--dry-run', action='store_true', help='print the stages and their commands; run nothing')
     parser.add_argument('--verbose', action='store_true', help="echo every stage's log (default: progress lines)")
     parser.add_argument('--vis-backend', action='append', default=[], choices=sorted(TRACKERS), dest='vis_backends',
@@ -128,7 +133,7 @@ def main(argv=None) -> int:
         if missing:  # before any stage starts, rather than in every train stage's log
             raise PipelineError('\n'.join(missing))
         pipeline = load_pipeline(config_path(args.config), backbones, launcher, args.work_dir, seeds, args.baseline,
-                                 args.executor, _slurm_options(args))
+                                 args.executor, _slurm_options(args), args.imports)
         pipeline.vis_backends = list(dict.fromkeys(args.vis_backends))
         if args.status or args.wait or args.cancel or pipeline.executor == 'slurm':
             return _slurm_main(args, pipeline)

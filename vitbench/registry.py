@@ -8,9 +8,11 @@ scope as ``type='vitbench.Name'`` (e.g. from an mmseg or mmdet config, after
 
 As in mmpretrain's ``registry.py``, each registry names the modules that register into it (``locations``):
 mmengine imports them the first time the registry is searched. Those are strings, not imports: importing
-this module imports nothing of the suite but the torch-free task records (``vitbench.results.schema``, whose
-records name their tasks' modules) and changes nothing else. The module lives at ``vitbench.registry``
-because mmengine imports ``<scope>.registry`` itself when it meets a ``vitbench.`` type or default scope.
+this module imports nothing of the suite and changes nothing else. They name the suite's layer packages and
+their modules, never a task: ``downstream`` imports its task packages itself. A task from outside the suite
+registers its modules as any OpenMMLab extension does, by its configs' ``custom_imports``. The module lives at
+``vitbench.registry`` because mmengine imports ``<scope>.registry`` itself when it meets a ``vitbench.`` type or
+default scope.
 """
 from mmengine.registry import DATA_SAMPLERS as MMENGINE_DATA_SAMPLERS
 from mmengine.registry import DATASETS as MMENGINE_DATASETS
@@ -34,8 +36,6 @@ from mmengine.registry import VISUALIZERS as MMENGINE_VISUALIZERS
 from mmengine.registry import WEIGHT_INITIALIZERS as MMENGINE_WEIGHT_INITIALIZERS
 from mmengine.registry import Registry
 
-from vitbench.results.schema import task_modules
-
 SCOPE = 'vitbench'
 
 
@@ -50,15 +50,15 @@ LOOPS = _child('loop', MMENGINE_LOOPS, ['pretrain.extra_eval'])
 # The harness' own hooks (result.json, param_groups.json, divergence) are not located from here: the core names
 # nothing above the tasks; harness.experiment.cli imports them before it adds them to a run.
 HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'pretrain.mocov3',
-                                        'vitbench.engine.run_state', *task_modules('hook')])
+                                        'vitbench.engine.run_state', 'downstream'])
 DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'pretrain.imagenet21k',
-                                                 'pretrain.robustness', *task_modules('dataset')])
+                                                 'pretrain.robustness', 'downstream'])
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])
 TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'pretrain.ssl_transforms',
-                                                     *task_modules('transform')])
+                                                     'downstream'])
 MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'backbones.timm_backbones', 'pretrain.classifier',
                                            'pretrain.preprocessor', 'pretrain.mae', 'pretrain.dmae', 'pretrain.mocov3',
-                                           *task_modules('model')])
+                                           'downstream'])
 MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS)
 WEIGHT_INITIALIZERS = _child('weight initializer', MMENGINE_WEIGHT_INITIALIZERS)
 OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS, ['pretrain.optim'])
@@ -67,7 +67,7 @@ OPTIM_WRAPPER_CONSTRUCTORS = _child('optimizer wrapper constructor', MMENGINE_OP
                                     ['vitbench.engine.layer_decay'])
 PARAM_SCHEDULERS = _child('parameter scheduler', MMENGINE_PARAM_SCHEDULERS)
 METRICS = _child('metric', MMENGINE_METRICS, ['pretrain.metrics', 'pretrain.robustness_metrics',
-                                              *task_modules('metric')])
+                                              'downstream'])
 EVALUATOR = _child('evaluator', MMENGINE_EVALUATOR)
 TASK_UTILS = _child('task util', MMENGINE_TASK_UTILS)
 VISUALIZERS = _child('visualizer', MMENGINE_VISUALIZERS)

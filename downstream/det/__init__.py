@@ -15,6 +15,7 @@ windowed attention is an option of the vitbench backbone and layer-wise LR decay
   backbone.
 """
 
+from . import record  # noqa: F401  (registers the task's record)
 from .datasets import CocoDataset
 from .metrics import CocoMetric
 from .neck import LayerNorm2d, SimpleFeaturePyramid

@@ -9,6 +9,7 @@ XCiT), ``UPerHead``, the auxiliary ``FCNHead``, ADE20k's loader and pipelines, `
 - the ``--backbone`` adapter that keeps neck and head widths consistent with the new backbone.
 """
 
+from . import record  # noqa: F401  (registers the task's record)
 from .datasets import ADE20KDataset
 from .metrics import PerClassIoUMetric
 from .swap import head_channels, pyramid_indices

@@ -7,6 +7,7 @@ the head is re-initialised at the dataset's number of classes and its width foll
 here: one dataset class per family, the loading step that also serves CIFAR's in-memory images, and
 :class:`TransferCheckHook`. Recipes are configs: ``configs/_base_/transfer_*.py``, ``configs/transfer/``.
 """
+from . import record  # noqa: F401  (registers the task's record)
 from .aircraft import FGVCAircraft
 from .base import TransferDataset
 from .cars import StanfordCars

@@ -2,6 +2,7 @@
 CPU, and building mmengine's Runner — for configs of any default scope (vitbench, mmseg, mmdet, ...)."""
 import argparse
 import datetime
+import importlib
 import os
 import os.path as osp
 import subprocess
@@ -43,6 +44,9 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--backbone', metavar='NAME',
                         help='swap the backbone for this named variant (tools/list_backbones.py lists them) or '
                         'any timm model, timm:NAME; widths of necks and heads follow')
+    parser.add_argument('--imports', nargs='+', action='extend', default=[], metavar='MODULE',
+                        help="also import these modules (on PYTHONPATH), as if the config's custom_imports named "
+                        'them, and the saved config does: a task or a backbone family from outside the suite')
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none',
                         help='job launcher for distributed runs (torchrun → pytorch)')
     # torch.distributed.launch passes --local_rank / --local-rank; torchrun sets LOCAL_RANK itself.
@@ -65,6 +69,22 @@ def use_trackers(cfg, names) -> None:
     problems = add_trackers(cfg, names or [])
     if problems:
         raise ConfigError('\n'.join(problems))
+
+
+def add_imports(cfg, modules) -> None:
+    """``--imports``: import ``modules`` and add them to ``cfg``'s ``custom_imports`` (the config the run saves
+    imports them again when it is run as it is); a failure is a ConfigError naming the module."""
+    custom = dict(cfg.get('custom_imports') or {})
+    names = custom.get('imports') or []
+    names = [names] if isinstance(names, str) else list(names)
+    for module in modules:
+        try:
+            importlib.import_module(module)  # not mmengine's import_modules_from_strings: it hides the cause
+        except Exception as e:  # not found, broken, or a registration that refuses (a family record, a task's)
+            raise ConfigError(f'--imports {module}: {type(e).__name__}: {e} (expected a module on PYTHONPATH)') from e
+        names += [] if module in names else [module]
+    if modules:
+        cfg.custom_imports = dict(custom, imports=names, allow_failed_imports=custom.get('allow_failed_imports', False))
 
 
 def load_config(args: argparse.Namespace):
@@ -94,6 +114,7 @@ def load_config(args: argparse.Namespace):
             import_modules_from_strings(**cfg.custom_imports)
         except Exception as e:  # a missing module, or one whose registration refuses (a family record, a task)
             raise ConfigError(f'--cfg-options custom_imports: {imports}: {type(e).__name__}: {e}') from e
+    add_imports(cfg, getattr(args, 'imports', None) or [])
 
     checkpoint = getattr(args, 'backbone_checkpoint', None)
     keep_blocks = getattr(args, 'keep_blocks', None)

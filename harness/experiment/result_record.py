@@ -44,7 +44,7 @@ _REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 def normalize_metrics(metrics: Dict[str, float]) -> Dict[str, float]:
     """'coco/bbox_mAP': 0.407 → 'bbox_mAP': 40.7; 'accuracy/top1' → 'top1'; 'mIoU' stays; COCO's -1 (an area
     range without objects) is left out. The metrics reported as fractions are those under a task record's
-    ``fraction_prefixes`` (vitbench/results/schema.py; mmdet's COCO AP); everything else is in percent."""
+    ``fraction_prefixes`` (mmdet's COCO AP: downstream/det/record.py); everything else is in percent."""
     prefixes = fraction_prefixes()
     normalized = {}
     for name, value in metrics.items():
@@ -65,7 +65,8 @@ def experiment_of(cfg) -> dict:
                        f"(task one of {task_names()}, dataset name, backbone variant name)")
     if task_of(experiment['task']) is None:
         raise ValueError(f"config {cfg.filename}: experiment.task={experiment['task']!r}, "
-                         f'expected one of {task_names()}')
+                         f'expected one of {task_names()} (a task of your own: its package in the config\'s '
+                         'custom_imports, or --imports PACKAGE)')
     return experiment
 
 

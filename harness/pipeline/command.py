@@ -109,6 +109,8 @@ def command_of(pipeline: Pipeline, stage: Stage, resume: bool = False, launcher:
         argv += ['--launcher', launcher]
     if stage.swap:
         argv += ['--backbone', stage.swap]
+    if pipeline.imports:
+        argv += ['--imports', *pipeline.imports]
     argv += resolve(pipeline, stage, list(spec.get('args') or []))
     if options:
         argv += ['--cfg-options', *[f'{k}={_option(v)}' for k, v in options.items()]]

@@ -41,6 +41,9 @@ class Pipeline:
     executor: str = 'local'  # or 'slurm' (harness/pipeline/slurm.py)
     slurm: dict = field(default_factory=dict)  # the stages' default Slurm resources (resources.py)
     vis_backends: List[str] = field(default_factory=list)  # --vis-backend of train stages; no part of their recipe
+    # modules from outside the suite (a task, a family): imported here, --imports of train / test stages; no part of
+    # their recipe (what a module registers changes no config)
+    imports: List[str] = field(default_factory=list)
 
     def stage(self, stage_id: str) -> Stage:
         return next(s for s in self.stages if s.id == stage_id)

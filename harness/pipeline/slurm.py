@@ -28,6 +28,7 @@ import sys
 import time
 from typing import Dict, List, Optional, TextIO
 
+from harness.tasks import load_tasks
 from vitbench.fileio import FolderInUse, FolderLock, atomic_write_text
 
 from .resources import format_minutes, stage_resources
@@ -50,6 +51,7 @@ class SlurmStageJob:
         self.pipeline, self.stage_id, self.resume = pipeline, stage_id, resume
 
     def __call__(self) -> str:
+        load_tasks(self.pipeline.imports)  # a fresh process: the records its summary and a leaderboard stage read
         stage = self.pipeline.stage(self.stage_id)
         job = os.environ.get('SLURM_JOB_ID', '0')
         restarts = int(os.environ.get('SLURM_RESTART_COUNT') or 0)

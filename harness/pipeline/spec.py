@@ -9,6 +9,7 @@ A pipeline config is an mmengine ``Config`` python file::
     seeds = [0, 1, 2]                      # optional: every train / test stage runs once per seed (--seeds)
     executor = 'local'                     # or 'slurm': each stage one Slurm job, with the `slurm` defaults and
                                            # each stage's `resources` (harness/pipeline/resources.py)
+    imports = ['my_task']                  # optional: modules on PYTHONPATH to import (--imports adds to them)
     stages = [
         dict(name='data', kind='command', argv=['tools/make_demo_data.py', '--out', 'data/demo']),
         dict(name='mae', config='configs/demo/mae_demo.py', depends_on=['data'], outputs=['backbone.pth']),
@@ -16,6 +17,10 @@ A pipeline config is an mmengine ``Config`` python file::
              checkpoint='{mae}/backbone.pth'),
         dict(name='leaderboard', kind='leaderboard', depends_on=['upernet_mae'], baseline='scratch'),
     ]
+
+``imports`` names modules from outside the suite (a task's package, a backbone family): the pipeline imports them
+before it reads its stages (``harness.tasks``: its leaderboard stages and stage summaries know the task's record) and
+every train / test stage gets ``--imports`` with them (tools/train.py adds them to the config's ``custom_imports``).
 
 Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_backbone``, ``metric``, ``outputs``,
 ``resources``):
@@ -63,21 +68,25 @@ from typing import Dict, List, Optional
 
 from mmengine.config import Config
 
+from harness.tasks import ImportsError, load_tasks
+
 from .dag import Pipeline, PipelineError, Stage  # noqa: F401 (callers import them from here)
 from .expand import expand_stages, stages_left_out
 from .resources import SLURM_KEYS, ResourceError, check_executor, check_resources
 from .stage_config import bind_config
 from .validate import check_backbones, check_graph, check_seeds, check_stage, why_unwritable
 
-_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages', 'executor', 'slurm')
+_TOP_KEYS = ('work_dir', 'backbones', 'launcher', 'jobs', 'seeds', 'stages', 'executor', 'slurm', 'imports')
 
 
 def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Optional[List[str]] = None,
                   work_dir: Optional[str] = None, seeds: Optional[List[int]] = None,
                   baseline: Optional[str] = None, executor: Optional[str] = None,
-                  slurm: Optional[dict] = None) -> Pipeline:
+                  slurm: Optional[dict] = None, imports: Optional[List[str]] = None) -> Pipeline:
     """Read and check a pipeline config; ``backbones``, ``launcher`` (``[]``: none), ``work_dir``, ``seeds``, the
-    leaderboard stages' ``baseline`` and the ``executor`` replace its own, ``slurm`` its Slurm defaults' keys."""
+    leaderboard stages' ``baseline`` and the ``executor`` replace its own, ``slurm`` its Slurm defaults' keys;
+    ``imports`` are added to its own, and all are imported (with the suite's task records) before its stages are
+    read."""
     if not osp.isfile(path):
         raise PipelineError(f"pipeline config '{path}' not found (e.g. configs/pipelines/demo.py)")
     try:
@@ -88,6 +97,7 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
     if unknown:
         raise PipelineError(f'{path}: unknown key(s) {unknown}; a pipeline config has {_TOP_KEYS} '
                             '(helper variables: start their names with _)')
+    imports = _imports(path, cfg.get('imports'), imports or [])
     work_dir = work_dir or cfg.get('work_dir')
     if not isinstance(work_dir, str) or not work_dir:
         raise PipelineError(f"{path}: missing key 'work_dir' (the folder the stages work in, e.g. 'work_dirs/demo')")
@@ -138,9 +148,23 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
     except ResourceError as e:
         raise PipelineError(str(e)) from None
     pipeline = Pipeline(path, work_dir, chosen, expand_stages(path, work_dir, specs, by_name, chosen, seeds, left_out),
-                        list(launcher), jobs, seeds, [why for why in left_out.values()], executor, slurm)
+                        list(launcher), jobs, seeds, [why for why in left_out.values()], executor, slurm,
+                        imports=imports)
     configs: Dict[str, dict] = {}
     for stage in pipeline.stages:
         if stage.kind in ('train', 'test'):
             bind_config(path, stage, configs)
     return pipeline
+
+
+def _imports(path: str, own, added: List[str]) -> List[str]:
+    """The config's ``imports`` and ``added`` (``--imports``), imported now: a task's record, a family's variants."""
+    if own is not None and not (isinstance(own, list) and all(isinstance(m, str) and m for m in own)):
+        raise PipelineError(f"{path}: key 'imports' is {own!r}, expected a list of module names on PYTHONPATH, "
+                            "e.g. ['my_task']")
+    try:
+        load_tasks(own or [], f"{path}: key 'imports':")
+        load_tasks(added, '--imports')
+    except ImportsError as e:
+        raise PipelineError(str(e)) from None
+    return list(dict.fromkeys([*(own or []), *added]))

@@ -1,6 +1,6 @@
-"""The config a train / test stage runs: picked for its backbone, checked to record a result (``experiment``),
-the ``--backbone`` swap it needs, and the digest of what it holds that tells a changed recipe
-(harness/pipeline/record.py)."""
+"""The config a train / test stage runs: picked for its backbone, checked to record a result (``experiment``, of a
+task whose record the pipeline knows), the ``--backbone`` swap it needs, and the digest of what it holds that tells a
+changed recipe (harness/pipeline/record.py)."""
 import hashlib
 import json
 import os.path as osp
@@ -9,6 +9,7 @@ from typing import Dict
 from mmengine.config import Config
 
 from vitbench.console import config_path
+from vitbench.results.schema import task_names, task_of
 
 from .dag import PipelineError, Stage
 
@@ -35,6 +36,10 @@ def bind_config(path: str, stage: Stage, cache: Dict[str, dict]) -> None:
         if missing:
             raise PipelineError(f"{where}: config '{config}' has no experiment {missing}: without them the run "
                                 'writes no result.json and the pipeline cannot tell that the stage finished')
+        if task_of(experiment['task']) is None:  # the pipeline's summaries and leaderboards read its record
+            raise PipelineError(f"{where}: config '{config}' has experiment.task={experiment['task']!r}, expected "
+                                f"one of {task_names()} (a task from outside the suite: its package in the pipeline's "
+                                'imports, or --imports)')
         # the values, not the text: a comment or a reformatting is no change of recipe
         content = json.dumps(cfg.to_dict(), sort_keys=True, default=_by_name)
         cache[config] = dict(experiment=dict(experiment), digest=hashlib.sha256(content.encode()).hexdigest())

@@ -1,4 +1,5 @@
-"""Results, torch-free: the result.json vocabulary and the task records (``schema``), the leaderboard table built
-from the records (``table``, over ``result_file``, ``record_cells``, ``rows``, ``columns``, ``price``), the papers'
-reference rows (``paper``, ``paper_results.yaml``), and its rendering to Markdown, CSV and HTML (``render``,
-``render_md``, ``render_csv``, ``render_html``, over the text they share, ``render_text``; ``plots``)."""
+"""Results, torch-free: the result.json vocabulary and the task records' type and registry (``schema``; each task's
+package registers its own record), the leaderboard table built from the records (``table``, over ``result_file``,
+``record_cells``, ``rows``, ``columns``, ``price``), the papers' reference rows (``paper``, ``paper_results.yaml``),
+and its rendering to Markdown, CSV and HTML (``render``, ``render_md``, ``render_csv``, ``render_html``, over the text
+they share, ``render_text``; ``plots``)."""

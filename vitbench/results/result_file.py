@@ -106,7 +106,8 @@ def read_result(path: str) -> dict:
 
     task = need('task', str, f'one of {task_names()}')
     if task_of(task) is None:
-        raise LeaderboardError(f"{path}: key 'task' is {task!r}, expected one of {task_names()}")
+        raise LeaderboardError(f"{path}: key 'task' is {task!r}, expected one of {task_names()} (a task of your "
+                               'own: name the module that registers it, --imports MODULE)')
     need('dataset', str, 'the dataset name, e.g. "ade20k"')
     need('backbone', str, 'a named backbone variant')
     pretrain = need('pretrain', dict, 'an object {"recipe": str, "epochs": int|null, "checkpoint": ...}')

@@ -1,12 +1,11 @@
 """The result.json schema's shared vocabulary, written once: the tasks a run can be, each one :class:`Task` record in
 one registry, :data:`TASKS`. A record says everything the suite's readers of results need to know of its task: its
 headline metrics and the leaderboard column kinds they fill (label, which way is better, plot), which metrics its
-toolbox reports as fractions, its datasets' display names, the demo datasets it runs on, and the few ways a task
-is read differently (a pre-training's price, a fine-tune's resolution). ``harness.experiment.result_record``
-writes records of these tasks, ``vitbench.results.table`` ranks them, ``vitbench.results.plots`` draws them,
-``harness.pipeline.record`` summarises stages by them, ``vitbench.registry`` and ``downstream`` import the task
-packages they name. Adding a task: its package, its record here (or :func:`register` from its own module) and its
-tests: docs/extending-task.md. The full record is described in docs/architecture.md."""
+toolbox reports as fractions, its datasets' display names, the demo datasets it runs on, its place among the tasks,
+and the few ways a task is read differently (a pre-training's price, a fine-tune's resolution). This module
+registers no task: each task's package declares its own record (:func:`register`, in a torch-free module of its
+own) and registers it when it is imported; readers of results that import no task package load the records first.
+Adding a task: docs/extending-task.md. The full record is described in docs/architecture.md."""
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -14,6 +13,7 @@ from typing import Dict, Optional, Tuple
 # a record without "status" is of a run that finished
 DIVERGED = 'diverged'
 DIVERGED_EXIT_STATUS = 3  # tools/train.py's exit status then; the pipeline reports the stage as diverged
+DEFAULT_ORDER = 1000  # a task that names no place: after the suite's
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,9 @@ class Task:
     name: str
     title: str  # in messages: 'detection'
     metrics: Tuple[Metric, ...]  # its headline metrics, in column order
-    # the package that holds its code on other toolboxes ('' : none beyond pretrain/) and, per vitbench registry
-    # (vitbench/registry.py's names: 'dataset', 'metric', ...), its modules that register into it ('' : the package)
-    package: str = ''
-    registers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # its place among the tasks, lower first: the leaderboard's order of column kinds and datasets, whatever imported
+    # first (the suite's tasks take 100 to 500; ties keep the order of registration)
+    order: int = DEFAULT_ORDER
     # metric name prefixes its toolbox reports as fractions of 1 (mmdet's 'coco/'); result.json stores percentages
     fraction_prefixes: Tuple[str, ...] = ()
     datasets: Tuple[Tuple[str, str], ...] = ()  # (dataset name, display name) of the datasets the suite knows
@@ -85,24 +84,22 @@ class Task:
     def kinds(self) -> Tuple[Kind, ...]:
         return tuple(dict.fromkeys(m.kind for m in self.metrics))
 
-    def modules(self, registry: str) -> Tuple[str, ...]:
-        """The modules of this task that register into ``registry`` ('dataset', 'metric', ...)."""
-        names = dict(self.registers).get(registry, ())
-        return tuple(f'{self.package}.{name}' if name else self.package for name in names)
 
 
-TASKS: Dict[str, Task] = {}  # name -> record, in leaderboard order (the first task's kinds come first)
+TASKS: Dict[str, Task] = {}  # name -> record, in leaderboard order (Task.order; the first task's kinds come first)
 
 
 def register(task: Task) -> Task:
-    """Add ``task`` to :data:`TASKS`; a name taken by another record is refused, and so is a column kind named as
-    another task's but not the same (:func:`kinds` would keep only the last), a ``beside`` naming no kind, and
-    ``registers`` without ``package``."""
+    """Add ``task`` to :data:`TASKS`, in its place by :attr:`Task.order`; the same record again changes nothing (a
+    record module may run twice: imported, and loaded by a reader of results). Refused: a name taken by another
+    record, a column kind named as another task's but not the same (:func:`kinds` would keep only the last), and a
+    ``beside`` naming no kind."""
     known = TASKS.get(task.name)
     if known is not None and known != task:
         raise ValueError(f"task '{task.name}' is already registered with another record; pick another name")
-    if task.registers and not task.package:
-        raise ValueError(f"task '{task.name}' has registers but no package; expected the package its modules are in")
+    if not isinstance(task.order, int) or isinstance(task.order, bool):
+        raise ValueError(f"task '{task.name}' has order={task.order!r}, expected a whole number (its place, lower "
+                         'first)')
     owners = {}  # kind name -> the first task that has it, and its Kind
     for other in TASKS.values():
         for kind in other.kinds if other.name != task.name else ():
@@ -119,6 +116,9 @@ def register(task: Task) -> Task:
             raise ValueError(f"kind '{kind.name}' of task '{task.name}' has beside='{kind.beside}', "
                              f'expected a known kind: {sorted(names)}')
     TASKS[task.name] = task
+    ordered = sorted(TASKS.values(), key=lambda t: t.order)  # stable: equal orders keep their registration order
+    TASKS.clear()
+    TASKS.update((t.name, t) for t in ordered)
     return task
 
 
@@ -161,42 +161,3 @@ def dataset_names() -> Dict[str, str]:
     """Display names of the known datasets, in leaderboard order."""
     return {name: label for task in TASKS.values() for name, label in task.datasets}
 
-
-def task_modules(registry: str) -> Tuple[str, ...]:
-    """Every task's modules that register into ``registry``."""
-    return tuple(m for task in TASKS.values() for m in task.modules(registry))
-
-
-# ---------------------------------------------------------------------------------------------- the built-in tasks
-
-_TOP1 = Kind('cls', 'top-1', plot=Plot('bars', 'ImageNet top-1', 'top-1 (%)', order=3))
-_MCE = Kind('mce', 'mCE', lower_is_better=True, aggregate_suffix='_mce')  # ImageNet-C's mean corruption error
-_ECE = Kind('ece', 'ECE', lower_is_better=True, aggregate_suffix='_ece')  # the calibration error on ImageNet val
-_IMAGENET = (Metric('top1', _TOP1), Metric('top1_v2', _TOP1, 'v2'), Metric('top1_real', _TOP1, 'real'),
-             Metric('top1_a', _TOP1, 'A'), Metric('top1_r', _TOP1, 'R'), Metric('top1_sketch', _TOP1, 'sketch'),
-             Metric('mCE', _MCE, percent=False), Metric('mCE_partial', _MCE, 'some corruptions', percent=False),
-             Metric('ece', _ECE))
-_DETECTION_PLOT = Plot('bars', 'Detection and instance segmentation AP', 'AP', order=2)
-
-register(Task('pretrain', 'pre-training', _IMAGENET, datasets=(('imagenet', 'ImageNet'),),
-              demo_datasets=('imagenet',), pretrains=True))
-register(Task('finetune', 'fine-tuning', _IMAGENET, finetunes=True))
-register(Task('seg', 'segmentation', (Metric('mIoU', Kind('seg', 'mIoU', eval_always=True, plot=Plot(
-    'scatter', 'Segmentation mIoU vs backbone GFLOPs', 'mIoU (%)', order=0))),),
-    package='downstream.seg', registers=(('dataset', ('datasets',)), ('metric', ('metrics',))),
-    datasets=(('ade20k', 'ADE20k'),), demo_datasets=('ade20k-demo',), downstream=True))
-register(Task('det', 'detection', (Metric('bbox_mAP', Kind('box', 'box AP', aggregate_suffix='_box',
-                                                           plot=_DETECTION_PLOT)),
-                                   Metric('segm_mAP', Kind('mask', 'mask AP', beside='box',
-                                                           aggregate_suffix='_mask', plot=_DETECTION_PLOT))),
-              package='downstream.det',
-              registers=(('dataset', ('datasets',)), ('metric', ('metrics',)), ('model', ('neck',))),
-              fraction_prefixes=('coco/',), datasets=(('coco', 'COCO'),), demo_datasets=('coco-demo',),
-              downstream=True, shown_metrics=2, roi_ops=True))
-register(Task('transfer', 'transfer', (Metric('top1', Kind('transfer', 'top-1', plot=Plot(
-    'bars', 'Transfer top-1 per dataset', 'top-1 (%)', order=1))),),
-    package='downstream.transfer',
-    registers=(('dataset', ('',)), ('transform', ('transforms',)), ('hook', ('hooks',))),
-    datasets=(('cifar10', 'CIFAR-10'), ('cifar100', 'CIFAR-100'), ('flowers102', 'Flowers-102'), ('cars', 'Cars'),
-              ('pets', 'Pets'), ('aircraft', 'Aircraft'), ('inat2018', 'iNat-18'), ('inat2019', 'iNat-19')),
-    demo_datasets=('cifar10', 'flowers102'), downstream=True))
