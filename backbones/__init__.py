@@ -6,13 +6,14 @@ ResMLP and PatchConvNet.
 
 Importing the package registers ``vitbench.VisionTransformer``, ``vitbench.CaiT``, ``vitbench.ResMLP``,
 ``vitbench.PatchConvNet`` and ``vitbench.TimmBackbone`` (any timm model: ``timm:NAME``) for mmseg / mmdet, and
-each family's record (``backbones/family.py``; a new family: docs/extending-backbone.md).
+each family's record (``backbones/family.py``): it imports every module of the package, so that a family's model
+file registers itself, listed nowhere (a new family: docs/extending-backbone.md).
 """
 from .cait import CaiT
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .dense import CaiTBackbone, PatchConvNetBackbone, ResMLPBackbone, ViTBackbone
 from .factory import create_model, family_of, family_record, get_variant, list_models
-from .family import FAMILIES, Family, get_family, register_family
+from .family import FAMILIES, Family, discover_families, get_family, register_family
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
 from .timm_backbones import TimmBackbone
@@ -22,3 +23,5 @@ __all__ = ['create_model', 'list_models', 'get_variant', 'family_of', 'family_re
            'get_family', 'register_family', 'TimmBackbone', 'load_checkpoint', 'save_checkpoint',
            'CheckpointError', 'VisionTransformer', 'CaiT', 'ResMLP', 'PatchConvNet', 'ViTBackbone',
            'CaiTBackbone', 'ResMLPBackbone', 'PatchConvNetBackbone']
+
+discover_families(__name__, __path__)  # the family modules no line above names (docs/extending-backbone.md)

@@ -21,6 +21,28 @@ def normalize_indices(indices: Union[int, Sequence[int]], depth: int) -> List[in
     return sorted(set(out))
 
 
+def take_indices(indices: Union[int, Sequence[int], None], depth: int) -> Tuple[List[int], int]:
+    """timm's ``feature_take_indices`` (timm/models/_features.py): (the blocks to take, the last of them).
+    None: every block; an int n: the last n blocks; a sequence: those blocks (negative ones from the end)."""
+    if indices is None:
+        indices = depth
+    if isinstance(indices, int):
+        if not 0 < indices <= depth:
+            raise ValueError(f'indices={indices}: an int takes the last n blocks, n from 1 to {depth}')
+        take = list(range(depth - indices, depth))
+    else:
+        take = [normalize_indices(i, depth)[0] for i in indices]
+        if not take:
+            raise ValueError(f'indices={indices!r}: expected at least one block index (0 to {depth - 1})')
+    return take, max(take)
+
+
+def tokens_to_map(tokens: torch.Tensor, num_prefix_tokens: int, grid: Tuple[int, int]) -> torch.Tensor:
+    """(B, prefix + N, C) tokens -> their patches as a (B, C, H/p, W/p) map (a view where it can be)."""
+    y = tokens[:, num_prefix_tokens:]
+    return y.transpose(1, 2).reshape(y.shape[0], -1, *grid)
+
+
 def gather_tokens(x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
     """x (B, L, C), ids (B, K) -> (B, K, C)."""
     return x.gather(1, ids[..., None].expand(-1, -1, x.shape[-1]))
@@ -54,8 +76,7 @@ class Hidden:
 
     def map(self, tokens: Optional[torch.Tensor] = None) -> torch.Tensor:
         """The patch tokens of ``tokens`` (default: these) as a (B, C, H/p, W/p) map; needs every patch."""
-        y = (self.tokens if tokens is None else tokens)[:, self.num_prefix_tokens:]
-        return y.transpose(1, 2).reshape(y.shape[0], -1, *self.grid)
+        return tokens_to_map(self.tokens if tokens is None else tokens, self.num_prefix_tokens, self.grid)
 
 
 class BlockWalkMixin:
@@ -78,17 +99,18 @@ class BlockWalkMixin:
         for h in vit.iter_hidden(imgs, keep=ids_keep, attn_indices=[-1], attn_kind='logits'):
             ...  # h.index, h.normed(), h.attn
 
-    ``forward_intermediates(x, indices, norm)`` (the dense wrappers: the maps after the blocks in ``indices``,
-    the final ``norm`` on the last block's) and ``forward_attention(x, indices, kind)`` read it; so do MAE and
-    distilled MAE (``pretrain/mae.py``) and the analyses (``downstream/analysis/features.py``). No caller
-    outside ``backbones/`` touches ``.blocks`` (``tests/test_block_walk.py``).
+    ``forward_intermediates`` (timm's, with its arguments and meaning: what the dense wrappers and
+    ``TimmBackbone`` both read) and ``forward_attention(x, indices, kind)`` read it; so do MAE and distilled MAE
+    (``pretrain/mae.py``) and the analyses (``downstream/analysis/features.py``). No caller outside
+    ``backbones/`` touches ``.blocks`` (``tests/test_block_walk.py``).
 
     The model provides ``blocks`` (called as ``blk(x, grid=grid)``, with ``return_attn=kind`` for a map), the
     final ``norm``, ``_trunk_input(x, keep) -> (state, grid)`` (the first block's input; ``keep`` is only
     given where ``supports_keep``), ``_tokens(state)`` where that state is not already (B, prefix + N, C)
-    tokens (PatchConvNet's maps) and ``num_prefix_tokens``.
+    tokens (PatchConvNet's maps), ``num_prefix_tokens``, and ``_final_features(tokens)`` where its features
+    are not the final ``norm`` of the last block's tokens (CaiT's class attention).
     """
-    num_prefix_tokens: int = 0
+    num_prefix_tokens: int  # no default: every family states it (backbones/contract.py)
     block_attention: bool = False  # whether the blocks return attention maps
     supports_keep: bool = False  # whether the blocks can run on a subset of the patches
     # activation checkpointing of the blocks in the walk (the dense backbones' ``with_cp``)
@@ -156,15 +178,37 @@ class BlockWalkMixin:
             pass
         return hidden
 
-    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int]] = -1,
-                              norm: bool = False) -> List[torch.Tensor]:
-        """Patch tokens after the blocks in ``indices`` as (B, C, H/p, W/p) maps, for dense heads.
+    def forward_intermediates(self, x: torch.Tensor, indices: Union[int, Sequence[int], None] = None,
+                              norm: bool = False, stop_early: bool = False, output_fmt: str = 'NCHW',
+                              intermediates_only: bool = False):
+        """timm's ``forward_intermediates`` (``VisionTransformer``'s in timm/models/vision_transformer.py): the
+        same arguments, meaning and outputs (``tests/test_forward_intermediates.py`` compares them).
 
-        ``norm`` applies the final norm to the last block's output. Blocks after the last index are skipped.
+        ``indices``: None every block, an int n the last n blocks, a sequence those blocks (negative from the
+        end); the intermediates come in block order, one per block. Each is the block's patch tokens (prefix
+        stripped) as a (B, C, H/p, W/p) map (``output_fmt='NCHW'``) or (B, N, C) (``'NLC'``); ``norm``: each
+        through the final norm. Returns ``(final features, intermediates)``, the final features being those of
+        ``forward_features`` (the final norm; CaiT: after class attention) over the last block run, or only the
+        intermediates (``intermediates_only``). ``stop_early``: no block after the last index runs; nor does
+        one with ``intermediates_only``, where it changes nothing returned (timm runs them). The maps are views
+        where they can be (timm's are contiguous copies): the dense heads read them as the walk left them.
         """
-        indices = normalize_indices(indices, len(self.blocks))
-        return [self._dense_map(h, norm and h.index == len(self.blocks))
-                for h in self.iter_hidden(x, stop=indices[-1]) if h.index - 1 in indices]
+        if output_fmt not in ('NCHW', 'NLC'):
+            raise ValueError(f"output_fmt={output_fmt!r}: expected 'NCHW' or 'NLC'")
+        take, last = take_indices(indices, len(self.blocks))
+        out = []
+        for hidden in self.iter_hidden(x, stop=last if stop_early or intermediates_only else None):
+            if hidden.index - 1 not in take:
+                continue
+            if output_fmt == 'NCHW':
+                out.append(self._dense_map(hidden, norm))
+            else:
+                out.append(self.norm(hidden.tokens)[:, hidden.num_prefix_tokens:] if norm else hidden.patches())
+        return out if intermediates_only else (self._final_features(hidden.tokens), out)
+
+    def _final_features(self, tokens: torch.Tensor) -> torch.Tensor:
+        """What ``forward_features`` returns of the last block's ``tokens``."""
+        return self.norm(tokens)
 
     def _dense_map(self, hidden: Hidden, norm: bool) -> torch.Tensor:
         return hidden.map(self.norm(hidden.tokens) if norm else None)

@@ -43,6 +43,10 @@ class ClassAttentionHeadMixin:
             x = cls_token if prefix_only else torch.cat([cls_token, x], dim=1)
         return self.norm(x)
 
+    def _final_features(self, tokens: torch.Tensor) -> torch.Tensor:
+        # forward_intermediates' final features: the class-attention stage's output, as timm's CaiT
+        return self.pool_features(tokens)
+
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
         if self.global_pool == 'token':
             x = x[:, 0]
@@ -60,13 +64,15 @@ class CaiT(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
 
     Args mirror :class:`~backbones.vit.VisionTransformer`; ``init_values`` is the LayerScale init of every
     block (paper: 1e-5 up to depth 24, 1e-6 deeper) and stochastic depth is uniform, as in the paper.
-    ``forward_intermediates`` / ``forward_attention`` read the self-attention trunk (talking-heads maps).
+    ``forward_intermediates`` / ``forward_attention`` read the self-attention trunk (talking-heads maps);
+    the final features of ``forward_intermediates`` are after class attention, as timm's.
     """
     checkpoint_optional = ('blocks_token_only.', 'cls_token', 'norm.', 'head.')
     checkpoint_may_miss = ('head.',)
     no_embed_class = True
     pos_embed_prefix = 0
     embedding_params = ('pos_embed', 'cls_token')
+    num_prefix_tokens = 0  # the class token only joins in the class-attention stage, after the walk
     block_attention = True
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
@@ -79,7 +85,6 @@ class CaiT(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
         check_global_pool(global_pool, depth_token_only)
         norm_layer = layer_norm(norm_eps)
         self._set_dims(num_classes, global_pool, embed_dim, depth)
-        self.num_prefix_tokens = 0  # the class token only joins in the class-attention stage
 
         self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
         self.pos_embed = nn.Parameter(torch.zeros(1, self.patch_embed.num_patches, embed_dim))

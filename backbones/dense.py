@@ -4,7 +4,8 @@
 with ``arch=<named variant>`` (or explicit dimensions), ``img_size`` (default: the variant's; for the ViTs
 the size of the position-embedding table, any input divisible by the patch size works), ``out_indices`` and
 ``final_norm``. ``forward`` returns a tuple of (B, C, H/p, W/p) maps, one per out index, in the order given
-(an index may repeat: PatchConvNet feeds its last map to every pyramid level, as the thesis does).
+(an index may repeat: PatchConvNet feeds its last map to every pyramid level, as the thesis does), read
+through timm's ``forward_intermediates`` (``backbones/block_walk.py``), the API ``TimmBackbone`` reads too.
 ``with_cp=True`` (mmseg / mmdet's name) runs every block under activation checkpointing in training: the same
 outputs and gradients for about one more forward pass of compute, and far less activation memory (blocks
 with BatchNorm, as PatchConvNet's norm='bn', then update their running statistics twice per step, as mmcv's).
@@ -19,7 +20,8 @@ import torch.nn.functional as F
 
 from vitbench.registry import MODELS
 
-from .block_walk import normalize_indices
+from .backbone_type import SCOPE, check_backbone_type
+from .block_walk import normalize_indices, tokens_to_map
 from .cait import CaiT
 from .factory import variant_kwargs
 from .family import get_family
@@ -33,9 +35,7 @@ def _resolve(arch: Optional[str], family: str, kwargs: dict) -> dict:
     kwargs = {k: v for k, v in kwargs.items() if k != 'img_size' or v is not None}
     if arch is None:
         return kwargs
-    from .factory import get_variant
-    if get_variant(arch)['model'] != family:
-        raise ValueError(f"arch {arch!r} is not a {get_family(family).title} variant")
+    check_backbone_type(SCOPE + get_family(family).dense_type, arch)
     return variant_kwargs(arch, **kwargs)
 
 
@@ -67,8 +67,13 @@ class DenseBackboneMixin:
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         blocks = sorted(set(self.out_indices))
-        maps = dict(zip(blocks, self.forward_intermediates(x, blocks, norm=self.final_norm)))
-        return tuple(maps[i] for i in self.out_indices)
+        final, maps = self.forward_intermediates(x, blocks, stop_early=True)
+        # the final norm on the last block's map only (timm's intermediates would normalise every one): the
+        # final features are that block's tokens through it
+        if self.final_norm:
+            maps[-1] = tokens_to_map(final, self.num_prefix_tokens, maps[-1].shape[-2:])
+        by_block = dict(zip(blocks, maps))
+        return tuple(by_block[i] for i in self.out_indices)
 
 
 @MODELS.register_module(name='VisionTransformer')

@@ -8,7 +8,6 @@ from typing import List, Optional
 
 from torch import nn
 
-from . import cait, patchconvnet, resmlp, vit  # noqa: F401  (each registers its family's record)
 from .family import Family, get_family
 from .timm_backbones import create_timm_model, is_timm_name, timm_model_name
 from .variants import VARIANTS
@@ -20,8 +19,9 @@ def list_models(pattern: str = '*') -> List[str]:
 
 
 def family_of(name: str) -> str:
-    """'vit', 'cait', 'resmlp', 'patchconvnet' (any registered family, backbones/family.py) for a named variant,
-    'timm' for ``timm:NAME``; unknown names raise a KeyError listing the closest ones."""
+    """The family of a named variant ('vit', 'cait', ...: any registered family, backbones/family.py; the
+    package's own are registered when ``backbones`` is imported), 'timm' for ``timm:NAME``; unknown names raise a
+    KeyError listing the closest ones."""
     if is_timm_name(name):
         timm_model_name(name)
         return 'timm'

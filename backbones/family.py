@@ -8,12 +8,17 @@ The consumers ask the record, never a table of their own: ``backbones/factory.py
 ``backbones/dense.py`` (its name in errors), ``downstream/backbone_swap.py`` (the registered dense type a swap
 writes, the config keys it drops), ``downstream/seg/swap.py`` (how UperNet reads the maps),
 ``downstream/det/swap.py`` (windowed attention, fixed grid), ``backbones/checkpoint/formats.py`` (the family's
-own checkpoint key names). Layer-wise decay (``vitbench/engine/layer_decay.py``, below the backbones) asks the
-built module for its ``get_layer_id`` / ``num_layers``, which a family's model class must define.
+own checkpoint key names), ``downstream/backbone_swap.py`` again (``Family.layout``: what the task adapters read
+of a variant). What the model class itself provides is the family contract, backbones/contract.py, which
+``register_family`` checks (with each variant's layout). A family module inside the suite is found by
+:func:`discover_families`: no list of families to edit.
 """
+import importlib
+import pkgutil
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Iterable, Optional, Tuple
 
+from .contract import LAYOUT, contract_gaps, layout_gaps, layout_of
 from .variants import VARIANTS
 
 # how UperNet takes the maps (downstream/seg/swap.py): the blocks of its four levels ...
@@ -47,13 +52,18 @@ class Family:
         fixed_grid: its ``img_size`` fixes the token grid (the dense tasks build it for their crops / batches).
         checkpoint_formats: its own official / third-party key names; the formats every family shares (vitbench
             files, mmengine runners, timm names, ``{'model': ...}``, DDP prefixes) need none.
-        swap_drops: backbone config keys a swap to this family removes from a dense config (options of the
-            suite's ViT it does not take).
+        swap_drops: backbone config keys a swap to this family removes from a dense task's config (one with an
+            entry in downstream/backbone_swap.py ``ADAPTERS``): options of the suite's dense ViT it does not take.
+        swap_drops_checkpoint: a swap to this family without ``--checkpoint`` drops the config's ``init_cfg``
+            checkpoint, another backbone's weights that it cannot load (timm: it starts from timm's
+            initialisation, or ``pretrained=True``); False: the config's checkpoint stays.
         describe_maps: ``fn(name, backbone_cfg) -> layout`` for a family outside the variant table (timm: its
-            ``feature_info``); None: the task adapters read the variant's constructor arguments.
+            ``feature_info``); None: the task adapters read the variant's layout (``layout``: its constructor
+            arguments completed with the model class's defaults).
 
-    The layer-id rule of layer-wise decay is the model class's ``get_layer_id`` / ``num_layers`` (checked when
-    the record is registered; ``ViTFamilyMixin`` in backbones/vit.py has both).
+    The model class provides the family contract (backbones/contract.py: prefix tokens, dims, the block walk,
+    attention maps, the capabilities the pre-trainings need, layer ids for layer-wise decay ...), checked when
+    the record is registered; the timm family (no model class) is timm's own.
     """
     name: str
     title: str
@@ -65,12 +75,21 @@ class Family:
     fixed_grid: bool = False
     checkpoint_formats: Tuple[CheckpointFormat, ...] = ()
     swap_drops: Tuple[str, ...] = ()
+    swap_drops_checkpoint: bool = False
     describe_maps: Optional[Callable[[str, dict], dict]] = None
 
     @property
     def variants(self) -> Tuple[str, ...]:
         """Its named variants, sorted."""
         return tuple(sorted(n for n, entry in VARIANTS.items() if entry['model'] == self.name))
+
+    def layout(self, name: str, backbone: Optional[dict] = None) -> dict:
+        """What the task adapters read of variant ``name`` (``embed_dim``, ``patch_size``, ``depth``, ...): its
+        constructor arguments completed with the model class's defaults, or what ``describe_maps`` says of the
+        model ``backbone`` (a dense config's backbone dict) asks for."""
+        if self.describe_maps is not None:
+            return self.describe_maps(name, backbone or {})
+        return layout_of(self.model_class, VARIANTS[name]['kwargs'])
 
 
 FAMILIES: Dict[str, Family] = {}
@@ -84,10 +103,11 @@ def register_family(family: Family, variants: Optional[Dict[str, dict]] = None) 
     if family.upernet_levels not in UPERNET_LEVELS or family.upernet_width not in UPERNET_WIDTHS:
         raise ValueError(f'{where}: upernet_levels={family.upernet_levels!r}, upernet_width='
                          f'{family.upernet_width!r}; expected one of {UPERNET_LEVELS} and one of {UPERNET_WIDTHS}')
-    missing = [a for a in ('get_layer_id', 'num_layers') if family.model_class and not hasattr(family.model_class, a)]
-    if missing:
-        raise TypeError(f'{where}: {family.model_class.__name__} lacks {missing} (layer-wise decay asks the model '
-                        f'for them; backbones/vit.py ViTFamilyMixin has both)')
+    cls = family.model_class
+    gaps = contract_gaps(cls) if cls is not None else []
+    if gaps:
+        raise TypeError(f"{where}: {cls.__name__} lacks {', '.join(gaps)} (the family contract, "
+                        f"backbones/contract.py; backbones/vit.py ViTFamilyMixin provides most of it)")
     entries = dict(variants or {})
     taken = sorted(set(entries) & set(VARIANTS))
     if taken:
@@ -95,9 +115,24 @@ def register_family(family: Family, variants: Optional[Dict[str, dict]] = None) 
     for name, entry in entries.items():
         if set(entry) != {'paper', 'kwargs'}:
             raise ValueError(f"{where}: variant {name!r} has keys {sorted(entry)}, expected 'paper' and 'kwargs'")
+    # its variants: the new ones, and those of the variant table (the built-in families')
+    table = {n: e for n, e in VARIANTS.items() if e['model'] == family.name}
+    for name, entry in {**table, **entries}.items() if cls is not None else ():
+        gaps = layout_gaps(cls, entry['kwargs'])
+        if gaps:
+            raise ValueError(f"{where}: variant {name!r}: {', '.join(gaps)} (the task adapters read {LAYOUT} of "
+                             f"its arguments completed with {cls.__name__}'s defaults)")
     FAMILIES[family.name] = family
     VARIANTS.update({name: dict(model=family.name, **entry) for name, entry in entries.items()})
     return family
+
+
+def discover_families(package: str, path: Iterable[str]) -> None:
+    """Import every module of ``package`` (its ``__path__``, sub-packages and ``_private`` modules aside): a
+    family's model file registers its record when imported, so a family built into the suite is its file."""
+    for module in pkgutil.iter_modules(path):
+        if not module.ispkg and not module.name.startswith('_'):
+            importlib.import_module(f'{package}.{module.name}')
 
 
 def get_family(name: str) -> Family:

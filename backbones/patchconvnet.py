@@ -35,6 +35,7 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
     checkpoint_may_miss = ('head.',)
     embedding_params = ('cls_token',)
     layer0_names = ('patch_embed',)  # the class token joins with the class-attention block
+    num_prefix_tokens = 0  # the walk's tokens are the trunk's map, the class token comes after it
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,
                  global_pool: str = 'token', embed_dim: int = 384, depth: int = 60, norm: str = 'ln',

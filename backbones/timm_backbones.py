@@ -281,7 +281,8 @@ def _layout(name: str, backbone: dict) -> dict:
 
 
 # the family's record (backbones/family.py): the task adapters read describe(); a swap drops the suite's ViT
-# options a timm model does not share (a Swin's own window_size is another thing)
+# options a timm model does not share (a Swin's own window_size is another thing), and the config's checkpoint
+# (the suite's weights of another backbone: a timm model takes timm's, from --checkpoint or pretrained=True)
 register_family(Family(name='timm', title='timm', model_class=None, dense_type='TimmBackbone', describe_maps=_layout,
                        swap_drops=('window_size', 'global_attn_indexes', 'use_rel_pos', 'final_norm',
-                                   'rel_pos_zero_init')))
+                                   'rel_pos_zero_init'), swap_drops_checkpoint=True))

@@ -9,7 +9,8 @@ from mmengine.model import BaseModule
 from timm.layers import trunc_normal_
 from torch import nn
 
-from .block_walk import BlockWalkMixin, gather_tokens
+from .block_walk import gather_tokens
+from .contract import FamilyModel
 from .family import Family, register_family
 from .layers import (Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
                      resample_pos_embed)
@@ -19,11 +20,11 @@ def layer_norm(eps: float):
     return lambda dim: nn.LayerNorm(dim, eps=eps)
 
 
-class ViTFamilyMixin(BlockWalkMixin):
+class ViTFamilyMixin(FamilyModel):
     """What the patch-based models share (:class:`VisionTransformer`, CaiT, ResMLP, PatchConvNet): the
-    official initialisation, the mmengine init hook, the patch grid, the layer ids of layer-wise decay and the
-    walk through the blocks (:class:`~backbones.block_walk.BlockWalkMixin`: ``iter_hidden``,
-    ``forward_intermediates``, ``forward_attention``).
+    official initialisation, the mmengine init hook, the patch grid and size, the dims, the layer ids of layer-wise
+    decay and the walk through the blocks (:class:`~backbones.block_walk.BlockWalkMixin`: ``iter_hidden``,
+    ``forward_intermediates``, ``forward_attention``): most of the family contract (backbones/contract.py).
 
     The model provides ``patch_embed``, the parameters named in ``embedding_params`` (None where absent),
     ``blocks`` (and ``blocks_token_only`` for a class-attention stage, None where absent), the final
@@ -37,6 +38,12 @@ class ViTFamilyMixin(BlockWalkMixin):
     @property
     def grid_size(self) -> Tuple[int, int]:
         return self.patch_embed.grid_size
+
+    @property
+    def patch_size(self):
+        """The side of the square patches (the maps' stride); (height, width) where they are not square."""
+        h, w = self.patch_embed.patch_size
+        return h if h == w else (h, w)
 
     def _init_weights(self):
         # the official DeiT / CaiT initialisation; the patch conv keeps PyTorch's default
@@ -136,6 +143,7 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
     checkpoint_optional = ('cls_token', 'norm.', 'fc_norm.', 'head.', 'head_dist.')
     checkpoint_may_miss = ('fc_norm.', 'head.', 'head_dist.')
     embedding_params = ('pos_embed', 'cls_token', 'dist_token')
+    num_prefix_tokens = 1  # the class token; __init__ sets each model's: 0 without it, 2 with the distillation token
     block_attention = True
 
     def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, num_classes: int = 1000,

@@ -1,12 +1,14 @@
 """Swap the backbone of any experiment in one option: ``tools/train.py CONFIG --backbone NAME
 [--checkpoint PATH]``.
 
-Every config keeps its backbone at ``model.backbone`` with ``arch=<named variant>`` and names it in
-``experiment.backbone``. The swap rewrites both (and the registered type when the family changes: its record's
-``dense_type``, backbones/family.py: ViT, CaiT, ResMLP, PatchConvNet, or ``TimmBackbone`` for ``timm:NAME``),
-points ``init_cfg`` at the checkpoint, and then lets the task re-derive what depends on the backbone (neck and
-head widths, ...) through its entry in :data:`ADAPTERS`, given the variant's constructor arguments (or, for a timm
-model, what ``backbones.timm_backbones.describe`` says of its maps) and the family's record. Classification
+Every config keeps its backbone at ``model.backbone`` as ``type=<its family's type>, arch=<named variant>`` (the
+one config dialect, backbones/backbone_type.py) and names it in ``experiment.backbone``. The swap rewrites the
+three (the type: its family record's ``dense_type``, backbones/family.py: ViT, CaiT, ResMLP, PatchConvNet, or
+``TimmBackbone`` for ``timm:NAME``), drops what the record says a swap to the family drops (dense options it does
+not take, a checkpoint it cannot load), points ``init_cfg`` at the checkpoint, and then lets the task re-derive
+what depends on the backbone (neck and head widths, ...) through its entry in :data:`ADAPTERS`, given the
+record's layout of the variant (its constructor arguments completed with the model class's defaults, or, for a
+timm model, what ``backbones.timm_backbones.describe`` says of its maps) and the family's record. Classification
 tasks (pretrain, finetune, transfer) need none: their heads take their width from the backbone they are built
 with.
 """
@@ -15,7 +17,8 @@ from typing import Callable, Dict, Optional
 
 from mmengine.logging import print_log
 
-from backbones.factory import family_record, variant_kwargs
+from backbones.backbone_type import backbone_type
+from backbones.factory import family_record
 
 from .det.swap import adapt_mask_rcnn
 from .seg.swap import adapt_upernet
@@ -25,10 +28,10 @@ ADAPTERS: Dict[str, Callable] = {'seg': adapt_upernet, 'det': adapt_mask_rcnn}
 
 
 def backbone_layout(name: str, backbone: dict) -> dict:
-    """What a task adapter needs of backbone ``name``: a variant's constructor arguments, or what its family's
-    ``describe_maps`` says (timm: its ``feature_info``, for a model built as ``backbone`` asks: its img_size)."""
-    describe_maps = family_record(name).describe_maps
-    return variant_kwargs(name) if describe_maps is None else describe_maps(name, backbone)
+    """What a task adapter needs of backbone ``name``: its family record's ``layout`` (a variant's constructor
+    arguments completed with its model class's defaults, or, for timm, what its ``feature_info`` says of a model
+    built as ``backbone`` asks: its img_size)."""
+    return family_record(name).layout(name, backbone)
 
 
 def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None,
@@ -42,23 +45,20 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
     if backbone is None:
         raise KeyError('the config has no model.backbone to swap')
     if name is not None:
-        if 'type' in backbone:
-            scope = 'vitbench.' if backbone.type.startswith('vitbench.') else ''
-            backbone.type = scope + record.dense_type
+        backbone.type = backbone_type(name, like=backbone.get('type'))  # the one dialect: type + arch
         backbone.arch = name
-        for key in record.swap_drops if 'type' in backbone else ():
+        task = cfg.get('experiment', {}).get('task')
+        for key in record.swap_drops if task in ADAPTERS else ():  # options of the dense ViT it does not take
             backbone.pop(key, None)
-        if record.name == 'timm':
-            init_cfg = backbone.get('init_cfg')
-            if isinstance(init_cfg, dict) and init_cfg.get('checkpoint') and checkpoint is None:
-                # the config's weights are its own backbone's: a timm model starts from timm's initialisation,
-                # its weights from --checkpoint or model.backbone.pretrained=True
-                print_log(f'{name}: not loading the config\'s checkpoint {init_cfg.checkpoint} (weights of another '
-                          'backbone); pass --checkpoint FILE, or --cfg-options model.backbone.pretrained=True for '
-                          'the local Hugging Face cache', logger='current')
-                backbone.init_cfg = None
+        init_cfg = backbone.get('init_cfg')
+        if record.swap_drops_checkpoint and isinstance(init_cfg, dict) and init_cfg.get('checkpoint') \
+                and checkpoint is None:
+            # the config's weights are its own backbone's, which a model of this family cannot load
+            print_log(f'{name}: not loading the config\'s checkpoint {init_cfg.checkpoint} (weights of another '
+                      'backbone); pass --checkpoint FILE, or its own pretrained weights (timm: --cfg-options '
+                      'model.backbone.pretrained=True, from the local Hugging Face cache)', logger='current')
+            backbone.init_cfg = None
         cfg.setdefault('experiment', {})['backbone'] = name
-        task = cfg.experiment.get('task')
         if task in ADAPTERS:
             ADAPTERS[task](cfg, name, backbone_layout(name, backbone), record)
     if checkpoint is not None:

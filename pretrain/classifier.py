@@ -3,15 +3,17 @@ distillation, and fine-tuning (full / attention-only / FFN-only / linear probe) 
 
     model = dict(
         type='ImageClassifier',
-        backbone=dict(arch='deit3_base_patch16_224', drop_path_rate=0.1),  # create_model() name + overrides
+        backbone=dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_224', drop_path_rate=0.1),
         num_classes=1000,
         loss=dict(kind='bce'),                       # DeiT III; DeiT: dict(kind='ce', label_smoothing=0.1)
         data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=1000, mixup_alpha=0.8, cutmix_alpha=1.0))
 
-The backbone is the whole named variant, classifier head included, so its width follows ``arch`` and
-``--backbone NAME`` needs no adapter. ``backbone.init_cfg=dict(type='Pretrained', checkpoint=...)`` loads
-weights through ``backbones.load_checkpoint`` (any supported format; position embeddings are resized for
-resolution fine-tuning, a head of another size is re-initialised).
+The backbone config is the suite's one dialect (:func:`build_backbone`): the family's type, the named variant
+(``create_model()`` name) and its overrides. The backbone is the whole named variant, classifier head included,
+so its width follows ``arch`` and ``--backbone NAME`` needs no adapter.
+``backbone.init_cfg=dict(type='Pretrained', checkpoint=...)`` loads weights through ``backbones.load_checkpoint``
+(any supported format; position embeddings are resized for resolution fine-tuning, a head of another size is
+re-initialised).
 """
 from typing import Dict, List, Optional
 
@@ -21,6 +23,7 @@ from mmengine.model import BaseModel
 from torch import nn
 
 from backbones import create_model
+from backbones.backbone_type import check_backbone_type
 from vitbench.registry import MODELS
 
 from .finetune import apply_trainable, keep_frozen_norms_in_eval
@@ -29,14 +32,16 @@ from .teacher import TeacherMixin, build_teacher
 
 
 def build_backbone(cfg: dict, **extra):
-    """``create_model(arch, **overrides)`` from a config dict; returns (model, arch, overrides)."""
+    """``create_model(arch, **overrides)`` from a backbone config in the suite's one dialect,
+    ``dict(type=<the family's registered type>, arch=<named variant>, **overrides)`` (backbones/backbone_type.py):
+    the family's classifier model of ``arch``. ``type`` may be left out (the family follows from ``arch``); one
+    of another family than ``arch``'s is refused. Returns (model, arch, overrides); the overrides hold neither."""
     cfg = dict(cfg)
-    if 'type' in cfg:
-        raise ValueError(f"model.backbone takes create_model() arguments (arch=<named variant>, overrides...), "
-                         f"not a registered type; got type={cfg['type']!r}")
+    type_ = cfg.pop('type', None)
     arch = cfg.pop('arch', None)
     if arch is None:
         raise ValueError("model.backbone needs 'arch': a named variant (tools/list_backbones.py lists them)")
+    check_backbone_type(type_, arch)
     init_cfg = cfg.pop('init_cfg', None)
     model = create_model(arch, init_cfg=init_cfg, **dict(cfg, **extra))
     return model, arch, cfg
@@ -101,8 +106,9 @@ def joint_scores(logits: torch.Tensor, logits_dist: torch.Tensor, rule: str) -> 
 @MODELS.register_module()
 class ImageClassifier(TeacherMixin, BaseModel):
     """Args:
-        backbone: ``create_model`` arguments: ``arch`` (named variant), overrides (drop_path_rate, img_size,
-            global_pool='avg' for global pooling + fc_norm, ...) and optionally ``init_cfg``.
+        backbone: ``type`` (the family's, optional), ``arch`` (named variant), ``create_model`` overrides
+            (drop_path_rate, img_size, global_pool='avg' for global pooling + fc_norm, ...) and optionally
+            ``init_cfg``; see :func:`build_backbone`.
         num_classes: classes of the head.
         loss: :class:`ClsLoss` arguments.
         trainable: 'all', 'attention', 'ffn' or 'linear' (see :mod:`pretrain.finetune`).

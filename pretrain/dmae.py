@@ -18,7 +18,7 @@ student / teacher layers,
 MAE-lite §5 / Fig. 7 compares the layers (last block, all blocks, single lower blocks); the configs
 ``configs/pretrain/dmae_vit_tiny12h_in1k_400e*.py`` express the ablation.
 
-    model = dict(type='DistilledMAE', backbone=dict(arch='vit_tiny12h_patch16_224'),
+    model = dict(type='DistilledMAE', backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224'),
                  decoder=dict(embed_dim=96, depth=1, num_heads=3),
                  teacher=dict(arch='deit_base_patch16_224', checkpoint='mae_pretrain_vit_base.pth'),
                  distill_layers=[-1], alpha=1.0, distill_hidden_layers=[], hidden_alpha=1.0)

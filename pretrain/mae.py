@@ -1,4 +1,5 @@
-"""Masked autoencoder (He et al., 2022) around any vitbench ViT, in the style of facebookresearch/mae.
+"""Masked autoencoder (He et al., 2022) around any vitbench backbone with the capabilities :data:`MAE_NEEDS` (the
+family contract, backbones/contract.py: a ViT), in the style of facebookresearch/mae.
 
 The encoder is a named variant (linear or hMLP stem). Patches are embedded first and masked after the stem:
 the hMLP stem never mixes patches, so this equals masking the pixels. Only the visible 25% of the tokens
@@ -7,8 +8,8 @@ the hMLP stem never mixes patches, so this equals masking the pixels. Only the v
 the masked positions, with fixed 2-D sin-cos position embeddings, and predicts the pixels of every patch;
 the loss is the MSE on the masked patches against per-patch normalised pixels (``norm_pix``).
 
-    model = dict(type='MAE', backbone=dict(arch='vit_tiny12h_patch16_224'), mask_ratio=0.75,
-                 decoder=dict(embed_dim=96, depth=1, num_heads=3),
+    model = dict(type='MAE', backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224'),
+                 mask_ratio=0.75, decoder=dict(embed_dim=96, depth=1, num_heads=3),
                  data_preprocessor=dict(type='ClsDataPreprocessor'))
 """
 from typing import Dict, Optional, Sequence, Tuple
@@ -17,8 +18,8 @@ import torch
 from mmengine.model import BaseModel
 from torch import nn
 
-from backbones import VisionTransformer
 from backbones.block_walk import gather_tokens
+from backbones.contract import missing
 from backbones.layers import Block, resample_pos_embed
 from vitbench.registry import MODELS
 
@@ -92,19 +93,21 @@ def pixel_target(imgs: torch.Tensor, patch_size: int, norm_pix: bool = True, eps
     return target
 
 
+# what a masked encoder needs of its backbone (the family contract's capabilities, backbones/contract.py): the
+# class token the decoder reads first, the visible patches alone through the blocks, a table to fix to sin-cos
+MAE_NEEDS = ('class_token', 'keep', 'pos_embed_table')
+
+
 def encoder_checks(vit: nn.Module, who: str) -> None:
-    """A masked encoder needs a plain ViT with a class token, the final norm and global attention."""
-    if not isinstance(vit, VisionTransformer):
-        raise TypeError(f'{who}: masked image modelling needs a ViT variant, got {type(vit).__name__}')
-    if vit.cls_token is None or vit.distilled:
-        raise ValueError(f'{who}: the encoder must have a class token and no distillation token')
-    if not isinstance(vit.fc_norm, nn.Identity):  # it would stand unused, or in for the final norm
+    """A masked encoder needs the capabilities :data:`MAE_NEEDS` and its output through the final norm."""
+    lacking = missing(vit, MAE_NEEDS)
+    if lacking:
+        raise ValueError(f'{who}: masked image modelling needs {lacking}')
+    fc_norm = getattr(vit, 'fc_norm', None)
+    if fc_norm is not None and not isinstance(fc_norm, nn.Identity):  # it would stand unused, or in for the final norm
         raise ValueError(f"{who}: the encoder's output is normalised by the final norm, which fc_norm (global_pool="
                          f"{vit.global_pool!r}) replaces by a norm after pooling: pre-train with global_pool='token' "
                          "and no fc_norm (MAE-lite fine-tunes with 'avg')")
-    if not vit.supports_keep:
-        raise ValueError(f'{who}: windowed attention (or relative positions) cannot run on a random subset of the '
-                         'tokens')
 
 
 def encode_visible(vit: nn.Module, imgs: torch.Tensor, ids_keep: torch.Tensor,
@@ -179,12 +182,13 @@ def mae_init_(module: nn.Module) -> None:
 @MODELS.register_module()
 class MAE(BaseModel):
     """Args:
-        backbone: ``create_model`` arguments of the encoder (``arch`` + overrides, optional ``init_cfg``).
+        backbone: the encoder's config (``type``, ``arch`` + overrides, optional ``init_cfg``: build_backbone).
         mask_ratio: fraction of patches hidden from the encoder (0.75).
         decoder: :class:`MAEDecoder` width / depth / heads / mlp_ratio.
         norm_pix: regress per-patch normalised pixels (MAE's better target, default).
     """
     recipe = 'mae'
+    needs = MAE_NEEDS
 
     def __init__(self, backbone: dict, mask_ratio: float = 0.75, decoder: Optional[dict] = None,
                  norm_pix: bool = True, data_preprocessor: Optional[dict] = None, init_cfg=None):
@@ -193,12 +197,12 @@ class MAE(BaseModel):
         encoder_checks(self.backbone, f'MAE encoder {self.arch!r}')
         self.mask_ratio, self.norm_pix = mask_ratio, norm_pix
         vit = self.backbone
-        self.patch_size = vit.patch_embed.patch_size[0]
-        if vit.patch_embed.patch_size[0] != vit.patch_embed.patch_size[1]:
-            raise ValueError(f'MAE needs square patches, got {vit.patch_embed.patch_size}')
+        self.patch_size = vit.patch_size  # the family contract's: an int for square patches
+        if not isinstance(self.patch_size, int):
+            raise ValueError(f'MAE needs square patches, got {self.patch_size}')
         self.decoder = MAEDecoder(vit.embed_dim, vit.grid_size, self.patch_size ** 2 * 3, **(decoder or {}))
         mae_init_(self)
-        proj = vit.patch_embed.proj
+        proj = getattr(getattr(vit, 'patch_embed', None), 'proj', None)
         if isinstance(proj, nn.Conv2d):  # the linear stem, initialised as the linear layer it is
             nn.init.xavier_uniform_(proj.weight.view(proj.weight.shape[0], -1))
         for token in (vit.cls_token, self.decoder.mask_token):

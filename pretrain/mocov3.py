@@ -1,5 +1,6 @@
-"""MoCo-v3 (Chen, Xie and He, ICCV 2021) around any vitbench ViT, in the conventions of facebookresearch/moco-v3
-and of MAE-lite's ``playground/mocov3`` (Wang et al., ICML 2023), which pre-trains ViT-Tiny with it.
+"""MoCo-v3 (Chen, Xie and He, ICCV 2021) around any vitbench backbone with a class token (:data:`MOCOV3_NEEDS`),
+in the conventions of facebookresearch/moco-v3 and of MAE-lite's ``playground/mocov3`` (Wang et al., ICML 2023),
+which pre-trains ViT-Tiny with it.
 
 Two augmented views of each image (:class:`pretrain.ssl_transforms.MultiView`) go through
 
@@ -22,8 +23,9 @@ xavier-uniform, the patch projection xavier-uniform over its fan-in, class token
 ``stop_grad_conv1=True`` freezes the random patch projection (the paper's stability trick; MAE-lite keeps it
 trainable).
 
-    model = dict(type='MoCoV3', backbone=dict(arch='vit_tiny12h_patch16_224'), dim=256, mlp_dim=4096,
-                 temperature=0.2, base_momentum=0.99, data_preprocessor=dict(type='ClsDataPreprocessor'))
+    model = dict(type='MoCoV3', backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224'),
+                 dim=256, mlp_dim=4096, temperature=0.2, base_momentum=0.99,
+                 data_preprocessor=dict(type='ClsDataPreprocessor'))
     custom_hooks = [dict(type='MoCoMomentumHook'), dict(type='BackboneExportHook')]
 """
 import math
@@ -36,7 +38,7 @@ from mmengine.hooks import Hook
 from mmengine.model import BaseModel, ExponentialMovingAverage, is_model_wrapper
 from torch import nn
 
-from backbones import VisionTransformer
+from backbones.contract import missing
 from backbones.layers import PatchEmbed
 from vitbench.registry import HOOKS, MODELS
 
@@ -72,8 +74,13 @@ def cosine_momentum(base: float, step: int, total: int) -> float:
     return 1. - .5 * (1. + math.cos(math.pi * min(step / max(total, 1), 1.))) * (1. - base)
 
 
-def mocov3_init_(vit: VisionTransformer) -> None:
-    """``VisionTransformerMoCo``'s initialisation of a vitbench ViT (see the module docstring)."""
+# what MoCo-v3 needs of its backbone (the family contract's capabilities, backbones/contract.py): the class token
+# its feature is and its initialisation draws, a position-embedding table to fix to sin-cos
+MOCOV3_NEEDS = ('class_token', 'pos_embed_table')
+
+
+def mocov3_init_(vit: nn.Module) -> None:
+    """``VisionTransformerMoCo``'s initialisation of a backbone with :data:`MOCOV3_NEEDS` (module docstring)."""
     for name, m in vit.named_modules():
         if isinstance(m, nn.Linear):
             if name.endswith('qkv'):  # q, k and v as three separate layers
@@ -84,7 +91,7 @@ def mocov3_init_(vit: VisionTransformer) -> None:
             if m.bias is not None:
                 nn.init.zeros_(m.bias)
     nn.init.normal_(vit.cls_token, std=1e-6)
-    if isinstance(vit.patch_embed, PatchEmbed):
+    if isinstance(getattr(vit, 'patch_embed', None), PatchEmbed):
         proj = vit.patch_embed.proj
         bound = math.sqrt(6. / float(proj.weight[0].numel() + proj.weight.shape[0]))
         nn.init.uniform_(proj.weight, -bound, bound)
@@ -99,7 +106,8 @@ def mocov3_init_(vit: VisionTransformer) -> None:
 @MODELS.register_module()
 class MoCoV3(BaseModel):
     """Args:
-        backbone: ``create_model`` arguments of the encoder (``arch`` + overrides); a ViT with a class token.
+        backbone: the encoder's config (``type``, ``arch`` + overrides: build_backbone); a backbone with
+            :data:`MOCOV3_NEEDS` (a ViT with a class token; a family's capabilities: backbones/contract.py).
         dim: output width of projector and predictor (256).
         mlp_dim: hidden width of both MLPs (4096).
         temperature: τ of the InfoNCE loss (MoCo-v3 ViT and MAE-lite: 0.2).
@@ -107,6 +115,7 @@ class MoCoV3(BaseModel):
         stop_grad_conv1: freeze the randomly initialised patch embedding (the whole stem for hMLP).
     """
     recipe = 'mocov3'
+    needs = MOCOV3_NEEDS
 
     def __init__(self, backbone: dict, dim: int = 256, mlp_dim: int = 4096, temperature: float = 0.2,
                  base_momentum: float = 0.99, stop_grad_conv1: bool = False,
@@ -114,9 +123,9 @@ class MoCoV3(BaseModel):
         super().__init__(data_preprocessor=data_preprocessor, init_cfg=init_cfg)
         self.backbone, self.arch, self.backbone_overrides = build_backbone(backbone, num_classes=0)
         vit = self.backbone
-        if not isinstance(vit, VisionTransformer) or vit.cls_token is None or vit.distilled:
-            raise ValueError(f'MoCoV3 encoder {self.arch!r}: needs a ViT variant with a class token and no '
-                             f'distillation token, got {type(vit).__name__}')
+        lacking = missing(vit, MOCOV3_NEEDS)
+        if lacking:
+            raise ValueError(f'MoCoV3 encoder {self.arch!r}: needs {lacking}')
         if vit.global_pool != 'token':
             raise ValueError(f"MoCoV3 encoder {self.arch!r}: its feature is the class token, so global_pool must be "
                              f"'token', got {vit.global_pool!r}")

@@ -1,6 +1,6 @@
 """One way through the blocks (backbones/block_walk.py): nothing outside the backbone files walks ``.blocks`` or
 calls a backbone's private members, and the walk's taps equal an independent block-by-block loop written here
-and timm's ``forward_intermediates``."""
+(``forward_intermediates`` against timm's: tests/test_forward_intermediates.py)."""
 import ast
 from pathlib import Path
 
@@ -150,26 +150,6 @@ def test_walk_errors_name_the_model_and_what_it_lacks():
         hidden.normed()
 
 
-def test_forward_intermediates_equal_timms(tmp_path):
-    """timm's ViT reads the same weights: its intermediates (NCHW, prefix stripped) are ours; with ``norm``, ours
-    normalises the last block's output only (the dense heads' convention), which is timm's there."""
-    from _backbone_helpers import timm_model
-    ref = timm_model('deit_tiny_patch16_224', depth=3, img_size=64)
-    path = tmp_path / 'deit.pth'
-    torch.save(ref.state_dict(), path)
-    ours = create_model('deit_tiny_patch16_224', depth=3, img_size=64, checkpoint=str(path)).eval()
-    x = torch.randn(2, 3, 64, 64)
-    with torch.no_grad():
-        expected = ref.forward_intermediates(x, indices=[0, 2], intermediates_only=True)
-        normed = ref.forward_intermediates(x, indices=[2], norm=True, intermediates_only=True)
-        got = ours.forward_intermediates(x, [0, 2])
-        got_normed = ours.forward_intermediates(x, [0, 2], norm=True)
-    for a, b in zip(got, expected):
-        torch.testing.assert_close(a, b)
-    torch.testing.assert_close(got_normed[0], got[0])
-    torch.testing.assert_close(got_normed[1], normed[0])
-
-
 def test_patchconvnet_maps_equal_its_trunk_run_by_hand():
     torch.manual_seed(0)
     model = create_model('patchconvnet_demo_64', depth=3, num_classes=0).eval()
@@ -180,10 +160,18 @@ def test_patchconvnet_maps_equal_its_trunk_run_by_hand():
         for blk in model.blocks:
             state = blk(state)
             maps.append(state)
-        got = model.forward_intermediates(x, [0, 2], norm=True)
+        final, got = model.forward_intermediates(x, [0, 2])
+        normed = model.forward_intermediates(x, [0, 2], norm=True, intermediates_only=True)
+        nlc = model.forward_intermediates(x, 1, norm=True, output_fmt='NLC', intermediates_only=True)
         tokens = [h.patches() for h in model.iter_hidden(x)]
+        expected_final = model.forward_features(x)
+    by_hand = [model.norm(m.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) for m in maps]
     torch.testing.assert_close(got[0], maps[0])
-    torch.testing.assert_close(got[1], model.norm(maps[2].permute(0, 2, 3, 1)).permute(0, 3, 1, 2))
+    torch.testing.assert_close(got[1], maps[2])
+    torch.testing.assert_close(normed[0], by_hand[0])
+    torch.testing.assert_close(normed[1], by_hand[2])
+    torch.testing.assert_close(nlc[0], by_hand[2].flatten(2).transpose(1, 2))
+    torch.testing.assert_close(final, expected_final)
     torch.testing.assert_close(tokens[3], maps[2].flatten(2).transpose(1, 2))
 
 

@@ -88,7 +88,7 @@ def test_windowed_attention_is_global_at_the_pretraining_resolution():
     x = torch.randn(1, 3, 224, 224)
     with torch.no_grad():
         (out,) = windowed(x)
-        expected = plain.forward_intermediates(x, [3], norm=False)[0]
+        expected = plain.forward_intermediates(x, [3], intermediates_only=True)[0]
         torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
         (big,) = windowed(torch.randn(1, 3, 448, 448))  # 28x28 tokens: four windows
     assert big.shape == (1, 48, 28, 28)

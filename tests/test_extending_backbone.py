@@ -1,11 +1,18 @@
-"""A backbone family is one record (backbones/family.py) that every consumer asks, and a new one goes in the way
-docs/extending-backbone.md says: tests/toy_fixtures/toy_family.py (its model, dense backbone, record and variant,
-no edit to any suite file) is swapped into every task's demo config and, end to end, trained by tools/train.py
-``--backbone toypool_tiny_patch8_64`` on the tiny demo data of each task."""
+"""A backbone family is one record (backbones/family.py) that every consumer asks, over a model class that meets the
+family contract (backbones/contract.py), and a new one goes in the way docs/extending-backbone.md says:
+tests/toy_fixtures/toy_family.py (its model, dense backbone, record and variant, no edit to any suite file) is swapped
+into every task's demo config; the guide itself is followed as written, its Python blocks taken from the page into
+one module, whose family passes the contract checks and, end to end, is trained by tools/train.py ``--backbone`` on
+the tiny demo data of supervised pre-training, UperNet, Mask R-CNN, transfer and MAE, then tabulated by
+tools/leaderboard.py."""
 import argparse
+import csv
 import dataclasses
 import importlib
+import io
 import json
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +21,7 @@ import torch
 from mmengine.config import Config
 
 import downstream  # noqa: F401  (registers the seg / det glue)
+from _contract_checks import check_dense_tasks, check_family, check_on_meta, check_runs
 from _tool_helpers import FIXTURES, run_tool
 from backbones import FAMILIES, create_model, family_of, get_family, list_models, register_family
 from backbones.checkpoint import load_checkpoint
@@ -26,7 +34,7 @@ from vitbench.registry import MODELS
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = 'toypool_tiny_patch8_64'
-TOY_IMPORT = 'custom_imports.imports=[toy_family]'
+GUIDE = REPO / 'docs' / 'extending-backbone.md'
 
 
 @pytest.fixture(scope='module', autouse=True)
@@ -58,7 +66,12 @@ def toy_record(monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- the records
 def test_every_family_names_its_registered_dense_backbone_and_every_variant_a_family():
-    assert {'vit', 'cait', 'resmlp', 'patchconvnet', 'timm', 'toypool'} <= set(FAMILIES)
+    # the package's modules that register a family are those of the registered records: found, not listed
+    files = (REPO / 'backbones').glob('*.py')
+    registering = {f'backbones.{p.stem}' for p in files if re.search(r'^register_family\(', p.read_text(), re.M)}
+    modules = {(record.model_class or record.describe_maps).__module__ for record in FAMILIES.values()}
+    assert registering and registering == {module for module in modules if module.startswith('backbones.')}
+    assert 'toy_family' in modules
     for record in FAMILIES.values():
         dense = MODELS.get(record.dense_type)
         assert dense is not None, record.name
@@ -82,14 +95,35 @@ def test_a_family_registers_once_with_free_variant_names_and_known_rules(monkeyp
         register_family(dataclasses.replace(toy, name='other'), variants={'resmlp_12': dict(paper='', kwargs={})})
     with pytest.raises(ValueError, match=r"upernet_levels='spread'.*expected one of \('pyramid', 'trunk_output'\)"):
         register_family(dataclasses.replace(toy, name='other', upernet_levels='spread'))
-    with pytest.raises(TypeError, match=r"Module lacks \['get_layer_id', 'num_layers'\]"):
+    with pytest.raises(TypeError, match=r"Module lacks forward\(\), forward_features\(\), .*get_layer_id\(\), .*num_lay"):
         register_family(dataclasses.replace(toy, name='other', model_class=torch.nn.Module))
+
+
+def test_the_package_imports_its_family_modules_so_a_family_file_is_found_without_a_list(tmp_path, monkeypatch):
+    """backbones/__init__.py: ``discover_families`` imports every module of a package, its private ones aside."""
+    package = tmp_path / 'famspkg'
+    package.mkdir()
+    (package / '__init__.py').write_text('from backbones.family import discover_families\n'
+                                         'discover_families(__name__, __path__)\n')
+    (package / '_private.py').write_text("raise ImportError('a private module is not imported')\n")
+    (package / 'zeta.py').write_text((FIXTURES / 'toy_family.py').read_text().replace("'toypool", "'zetapool")
+                                     .replace("name='ToyPoolNet'", "name='ZetaPoolNet'"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr('backbones.family.FAMILIES', dict(FAMILIES))
+    monkeypatch.setattr('backbones.family.VARIANTS', dict(VARIANTS))
+    from backbones import family
+    importlib.import_module('famspkg')
+    assert family.FAMILIES['zetapool'].variants == ('zetapool_tiny_patch8_64',)
+    assert 'famspkg._private' not in sys.modules
+    for module in ('famspkg', 'famspkg.zeta'):
+        sys.modules.pop(module)
 
 
 def test_an_unregistered_family_is_one_line_naming_the_registered_ones(monkeypatch):
     """A variant whose family's module was never imported: one line from every consumer, no bare KeyError."""
     monkeypatch.setitem(VARIANTS, 'ghost_tiny', dict(model='ghost', paper='', kwargs={}))
-    expected = r"unknown backbone family 'ghost': registered families are cait, patchconvnet, resmlp, .*register_family"
+    expected = (re.escape(f"unknown backbone family 'ghost': registered families are {', '.join(sorted(FAMILIES))} ")
+                + '.*register_family')
     with pytest.raises(KeyError, match=expected):
         create_model('ghost_tiny')
     cfg = Config.fromfile(REPO / 'configs/demo/upernet_demo.py')
@@ -179,6 +213,35 @@ def test_custom_imports_on_the_command_line_are_imported_before_the_swap(tmp_pat
                                        cfg_options={'custom_imports.allow_failed_imports': False}))
 
 
+# ---------------------------------------------------------------------------------------------- the guide
+@pytest.fixture(scope='module')
+def guide(tmp_path_factory):
+    """docs/extending-backbone.md followed as written: its Python blocks, in order, as one module on sys.path, named as
+    its command line imports it; the module, its folder and its variant (the guide's ``--backbone``)."""
+    text = GUIDE.read_text()
+    module = re.search(r'custom_imports\.imports=\[(\w+)\]', text).group(1)
+    variant = re.search(r'--backbone (\S+)', text).group(1)
+    folder = tmp_path_factory.mktemp('guide')
+    (folder / f'{module}.py').write_text('\n\n'.join(re.findall(r'^```python\n(.*?)^```', text, re.S | re.M)))
+    sys.path.insert(0, str(folder))
+    importlib.import_module(module)
+    yield module, folder, variant
+    FAMILIES.pop(VARIANTS.pop(variant)['model'])
+    sys.modules.pop(module)
+    sys.path.remove(str(folder))
+
+
+def test_the_guides_family_passes_the_contract_checks(guide, tmp_path):
+    """What tests/test_backbone_contract.py checks of every registered family, on the guide's: MAE and MoCo-v3 included
+    (a class token, global attention, a position table)."""
+    _, _, variant = guide
+    check_family(family_of(variant))
+    check_on_meta(variant)
+    check_runs(variant, tmp_path)
+    check_dense_tasks(variant)
+    assert {'class_token', 'keep', 'pos_embed_table', 'attention'} == create_model(variant).capabilities
+
+
 # ---------------------------------------------------------------------------------------------- end to end
 @pytest.fixture(scope='module')
 def tiny(tmp_path_factory):
@@ -194,51 +257,68 @@ def _loaders(root, loaders=('train_dataloader', 'val_dataloader'), **extra):
     return options + [f'{loader}.dataset.data_root={root}' for loader in loaders]
 
 
-def _train(work_dir, config, *options):
-    """tools/train.py CONFIG --backbone TOY, the toy module imported by --cfg-options; result.json."""
-    result = run_tool('tools/train.py', f'configs/demo/{config}', '--work-dir', work_dir, '--backbone', TOY,
-                      '--cfg-options', TOY_IMPORT, 'default_hooks.checkpoint=None', *options, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    record = json.loads((Path(work_dir) / 'result.json').read_text())
-    assert record['backbone'] == TOY and record['params_M'] > 0
-    return record
+def _runs(tiny):
+    """config -> its options for one or two iterations on the tiny demo data."""
+    seg, coco = tiny / 'ade20k' / 'ADEChallengeData2016', tiny / 'coco'
+    three = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+    imagenet = _loaders(tiny / 'imagenet', batch_size=8, **{'dataset.indices': 8})
+    return {
+        'sup_demo.py': [*imagenet, 'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'val_cfg.extra_sets=[]'],
+        'upernet_demo.py': [*_loaders(seg, three), 'train_dataloader.batch_size=2', 'val_dataloader.dataset.indices=2',
+                            'test_dataloader.dataset.indices=2', 'train_cfg.max_iters=2', 'train_cfg.val_interval=2',
+                            'param_scheduler.0.end=1', 'param_scheduler.1.begin=1',
+                            'param_scheduler.1.end=2'],  # with the config's layer decay: the family's get_layer_id
+        'maskrcnn_demo.py': [*_loaders(coco), 'train_dataloader.batch_size=2', 'val_dataloader.batch_size=3',
+                             f'val_evaluator.ann_file={coco}/annotations/instances_val2017.json',
+                             'train_cfg.max_iters=2', 'train_cfg.val_interval=2', 'param_scheduler.0.end=1',
+                             'param_scheduler.1.end=2',
+                             'param_scheduler.1.milestones=[1]', 'model.test_cfg.rcnn.score_thr=0.0',
+                             'model.test_cfg.rcnn.max_per_img=10'],
+        'transfer_cifar10_demo.py': [*_loaders(tiny / 'cifar10', three), 'train_dataloader.batch_size=16',
+                                     'train_dataloader.dataset.indices=32', 'train_cfg.max_epochs=1',
+                                     'train_cfg.val_interval=1'],
+        'mae_demo.py': [*imagenet, 'train_cfg.max_epochs=1', 'train_cfg.val_interval=1'],
+    }
 
 
-@pytest.mark.slow
-def test_supervised_pretraining_runs_the_toy_family(tiny, tmp_path):
-    record = _train(tmp_path, 'sup_demo.py', *_loaders(tiny / 'imagenet', batch_size=8, **{'dataset.indices': 8}),
-                    'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'val_cfg.extra_sets=[]')
-    assert 0 <= record['metrics']['top1'] <= 100
-    assert (tmp_path / 'backbone.pth').exists()  # the export a downstream --checkpoint reads
-
-
-@pytest.mark.slow
-def test_upernet_runs_the_toy_family(tiny, tmp_path):
-    root = tiny / 'ade20k' / 'ADEChallengeData2016'
-    loaders = ('train_dataloader', 'val_dataloader', 'test_dataloader')
-    record = _train(tmp_path, 'upernet_demo.py', *_loaders(root, loaders), 'train_dataloader.batch_size=2',
-                    'val_dataloader.dataset.indices=2', 'test_dataloader.dataset.indices=2', 'train_cfg.max_iters=2',
-                    'train_cfg.val_interval=2', 'param_scheduler.0.end=1', 'param_scheduler.1.begin=1',
-                    'param_scheduler.1.end=2')  # with the config's layer decay: the toy's get_layer_id
-    assert record['task'] == 'seg' and 'mIoU' in record['metrics']
+@pytest.fixture(scope='module')
+def guide_runs(guide, tiny, tmp_path_factory):
+    """tools/train.py CONFIG --backbone <the guide's variant>, its module imported by --cfg-options as the guide says,
+    on every task's demo config: config -> result.json; and the folder of the runs."""
+    module, folder, variant = guide
+    root, records = tmp_path_factory.mktemp('runs'), {}
+    with pytest.MonkeyPatch.context() as env:  # the module on the runs' PYTHONPATH, as the guide says
+        env.setenv('PYTHONPATH', os.pathsep.join([str(folder), os.environ.get('PYTHONPATH', '')]))
+        for config, options in _runs(tiny).items():
+            work_dir = root / Path(config).stem
+            result = run_tool('tools/train.py', f'configs/demo/{config}', '--work-dir', work_dir, '--backbone', variant,
+                              '--cfg-options', f'custom_imports.imports=[{module}]', 'default_hooks.checkpoint=None',
+                              *options, timeout=600)
+            assert result.returncode == 0, config + result.stdout[-2000:] + result.stderr[-3000:]
+            records[config] = json.loads((work_dir / 'result.json').read_text())
+    return records, root
 
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings('ignore:__array__ implementation:DeprecationWarning')
-def test_mask_rcnn_runs_the_toy_family(tiny, tmp_path):
-    root = tiny / 'coco'
-    record = _train(tmp_path, 'maskrcnn_demo.py', *_loaders(root), 'train_dataloader.batch_size=2',
-                    'val_dataloader.batch_size=3', f'val_evaluator.ann_file={root}/annotations/instances_val2017.json',
-                    'train_cfg.max_iters=2', 'train_cfg.val_interval=2', 'param_scheduler.0.end=1',
-                    'param_scheduler.1.end=2', 'param_scheduler.1.milestones=[1]', 'model.test_cfg.rcnn.score_thr=0.0',
-                    'model.test_cfg.rcnn.max_per_img=10')
-    assert record['task'] == 'det' and {'bbox_mAP', 'segm_mAP'} <= set(record['metrics'])
+def test_the_guides_family_trains_on_every_task(guide, guide_runs):
+    records, root = guide_runs
+    assert {config: record['backbone'] for config, record in records.items()} == dict.fromkeys(records, guide[2])
+    assert all(record['params_M'] > 0 for record in records.values())
+    assert 0 <= records['sup_demo.py']['metrics']['top1'] <= 100 and (root / 'sup_demo' / 'backbone.pth').exists()
+    assert records['upernet_demo.py']['task'] == 'seg' and 'mIoU' in records['upernet_demo.py']['metrics']
+    assert {'bbox_mAP', 'segm_mAP'} <= set(records['maskrcnn_demo.py']['metrics'])
+    assert records['transfer_cifar10_demo.py']['task'] == 'transfer'
+    assert records['mae_demo.py']['pretrain']['recipe'] == 'mae' and (root / 'mae_demo' / 'backbone.pth').exists()
 
 
 @pytest.mark.slow
-def test_transfer_runs_the_toy_family(tiny, tmp_path):
-    loaders = ('train_dataloader', 'val_dataloader', 'test_dataloader')
-    record = _train(tmp_path, 'transfer_cifar10_demo.py', *_loaders(tiny / 'cifar10', loaders),
-                    'train_dataloader.batch_size=16', 'train_dataloader.dataset.indices=32', 'train_cfg.max_epochs=1',
-                    'train_cfg.val_interval=1')
-    assert record['task'] == 'transfer' and 0 <= record['metrics']['top1'] <= 100
+def test_the_leaderboard_tabulates_the_guides_family(guide, guide_runs):
+    _, root = guide_runs
+    result = run_tool('tools/leaderboard.py', root, '--format', 'csv', '--no-paper')
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {row['pretraining']: row for row in csv.DictReader(io.StringIO(result.stdout)) if row['backbone'] == guide[2]}
+    assert set(rows) == {'supervised', 'mae', 'scratch'}, result.stdout  # the three dense / transfer runs: scratch
+    downstream = [column for column in rows['scratch'] if column.startswith(('ADE20k', 'COCO', 'CIFAR-10'))]
+    assert rows['scratch']['runs'] == '3' and {c.split()[0] for c in downstream if rows['scratch'][c]} >= {
+        'ADE20k-demo', 'COCO-demo', 'CIFAR-10'}

@@ -82,15 +82,16 @@ def test_masking_after_the_hmlp_stem_equals_masking_pixels():
 
 
 def test_mae_needs_a_plain_vit():
-    with pytest.raises(TypeError, match='needs a ViT variant'):
-        MAE(dict(arch='cait_xxs24_224', depth=1))
-    with pytest.raises(ValueError, match='distillation token'):
-        MAE(dict(arch='deit_tiny_distilled_patch16_224', depth=1))
+    """The capabilities of the family contract (backbones/contract.py), not a class, each refusal in one line."""
+    with pytest.raises(ValueError, match=r"needs the capability 'class_token' \(a class token .*\), which CaiT lacks$"):
+        MAE(dict(arch='cait_xxs24_224', depth=1))  # its class token joins after the trunk
+    with pytest.raises(ValueError, match="'class_token'.*which VisionTransformer lacks"):
+        MAE(dict(arch='deit_tiny_distilled_patch16_224', depth=1))  # two prefix tokens
     with pytest.raises(ValueError, match="global_pool='avg'"):  # its final norm would be fc_norm, after pooling
         MAE(dict(arch=DEMO, global_pool='avg', depth=1))
     with pytest.raises(ValueError, match='fc_norm'):  # a norm after pooling with the class token: the same
         MAE(dict(arch=DEMO, fc_norm=True, depth=1))
-    with pytest.raises(ValueError, match='windowed attention'):
+    with pytest.raises(ValueError, match=r"the capability 'keep' \(.*global attention without windows"):
         MAE(dict(arch=DEMO, window_size=4, global_attn_indexes=[1], depth=2))
 
 

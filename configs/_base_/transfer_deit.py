@@ -42,7 +42,7 @@ test_dataloader = val_dataloader
 
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='deit3_small_patch16_224', drop_path_rate=0.1),
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_224', drop_path_rate=0.1),
     trainable='all',  # 'attention' / 'ffn': "Three things" §4 (Table 6); 'linear': a linear probe
     loss=dict(kind='ce', label_smoothing=0.1),
     data_preprocessor=dict(type='ClsDataPreprocessor', mixup_alpha=0.8, cutmix_alpha=1.0, erase_prob=0.25))

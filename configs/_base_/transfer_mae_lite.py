@@ -40,7 +40,8 @@ test_dataloader = val_dataloader
 
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='vit_tiny12h_patch16_224', global_pool='avg', drop_path_rate=0.0),
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224', global_pool='avg',
+                  drop_path_rate=0.0),
     trainable='all',
     loss=dict(kind='ce'),
     data_preprocessor=dict(type='ClsDataPreprocessor'))

@@ -13,7 +13,7 @@ max_epochs = 6
 work_dir = 'work_dirs/demo/deit3_sup_demo'
 
 model = dict(
-    backbone=dict(arch='vit_demo_patch8_64', img_size=img_size, drop_path_rate=0.0),
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size, drop_path_rate=0.0),
     num_classes=num_classes,
     data_preprocessor=dict(num_classes=num_classes))
 train_pipeline = [

@@ -13,7 +13,7 @@ max_epochs = 6
 work_dir = 'work_dirs/demo/deit_tiny_sup_demo'
 
 model = dict(
-    backbone=dict(arch='vit_demo_patch8_64', img_size=img_size, global_pool='token'),
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size, global_pool='token'),
     num_classes=num_classes,
     data_preprocessor=dict(num_classes=num_classes))
 train_pipeline = [

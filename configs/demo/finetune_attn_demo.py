@@ -13,7 +13,7 @@ work_dir = 'work_dirs/demo/finetune_attn_demo'
 checkpoint = 'work_dirs/demo/deit3_sup_demo/backbone.pth'
 
 model = dict(
-    backbone=dict(arch='vit_demo_patch8_64', img_size=img_size, drop_path_rate=0.0,
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size, drop_path_rate=0.0,
                   init_cfg=dict(type='Pretrained', checkpoint=checkpoint)),
     num_classes=num_classes,
     data_preprocessor=dict(num_classes=num_classes))

@@ -14,7 +14,7 @@ img_size = 64
 max_epochs = 8
 work_dir = 'work_dirs/demo/mae_demo'
 
-model = dict(backbone=dict(arch='vit_demo_patch8_64'))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64'))
 train_pipeline = [
     dict(type='LoadImage'),
     dict(type='RandomResizedCrop', size=img_size, scale=(0.2, 1.0)),

@@ -11,7 +11,8 @@ img_size = 48
 max_epochs = 6
 work_dir = 'work_dirs/demo/mocov3_demo'
 
-model = dict(backbone=dict(arch='vit_demo_patch8_64', img_size=img_size), mlp_dim=1024)
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size),
+             mlp_dim=1024)
 _view = [
     dict(type='RandomResizedCrop', size=img_size, scale=(0.2, 1.0), interpolation='bilinear'),
     dict(type='RandomColorJitter', brightness=0.4, contrast=0.4, saturation=0.2, hue=0.1, prob=0.8),

@@ -19,8 +19,8 @@ work_dir = 'work_dirs/demo/transfer_cifar10_demo'
 model = dict(
     # average pooling (fc_norm), as the demo's supervised pre-training and MAE-lite's transfers pool: the loader
     # refuses a pooled checkpoint for a class-token model, and takes class-token and MAE checkpoints for this one
-    backbone=dict(arch='vit_demo_patch8_64', img_size=img_size, global_pool='avg', drop_path_rate=0.0,
-                  init_cfg=None),
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size, global_pool='avg',
+                  drop_path_rate=0.0, init_cfg=None),
     loss=dict(label_smoothing=0.0),
     data_preprocessor=dict(mixup_alpha=0.2, cutmix_alpha=0.0, erase_prob=0.0))
 train_pipeline = [

@@ -11,7 +11,8 @@ img_size = 32
 max_epochs = 3  # the demo pipeline's schedule
 work_dir = 'work_dirs/demo/transfer_flowers102_demo'
 
-model = dict(backbone=dict(arch='vit_demo_patch8_64', img_size=img_size, init_cfg=None))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size,
+                           init_cfg=None))
 train_pipeline = [
     dict(type='LoadImageOrArray'),
     dict(type='RandomResizedCrop', size=img_size, scale=(0.35, 1.0)),

@@ -18,8 +18,8 @@ img_size = 224
 checkpoint = 'work_dirs/deit3_base_in1k_800e/backbone.pth'
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='deit3_base_patch16_224', img_size=img_size, drop_path_rate=0.2,
-                  init_cfg=dict(type='Pretrained', checkpoint=checkpoint)),
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_224', img_size=img_size,
+                  drop_path_rate=0.2, init_cfg=dict(type='Pretrained', checkpoint=checkpoint)),
     num_classes=num_classes,
     loss=dict(kind='ce', label_smoothing=0.1),
     data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=num_classes, mixup_alpha=0.8,

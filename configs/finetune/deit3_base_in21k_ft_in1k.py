@@ -16,7 +16,7 @@ img_size = 224
 checkpoint = 'work_dirs/deit3_base_in21k_240e/backbone.pth'
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='deit3_base_patch16_224', drop_path_rate=0.15,
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_224', drop_path_rate=0.15,
                   init_cfg=dict(type='Pretrained', checkpoint=checkpoint)),
     num_classes=num_classes,
     loss=dict(kind='ce', label_smoothing=0.1),

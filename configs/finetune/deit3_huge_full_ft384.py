@@ -14,8 +14,8 @@ _base_ = ['./deit3_base_full_ft384.py']
 
 img_size = 378
 checkpoint = 'work_dirs/deit3_huge_in1k_800e/backbone.pth'
-model = dict(backbone=dict(arch='deit3_huge_patch14_224', img_size=img_size, drop_path_rate=0.5,
-                           init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_huge_patch14_224', img_size=img_size,
+                           drop_path_rate=0.5, init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 train_pipeline = [
     dict(type='LoadImage'),
     dict(type='RandomResizedCrop', size=img_size, scale=(0.08, 1.0)),

@@ -9,6 +9,6 @@ _base_ = ['./deit3_base_in1k_ft224.py']
 
 checkpoint = 'work_dirs/deit3_huge_in1k_800e/backbone.pth'
 train_dataloader = dict(batch_size=32)  # per GPU, x 16 GPUs = 512
-model = dict(backbone=dict(arch='deit3_huge_patch14_224', drop_path_rate=0.55,
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_huge_patch14_224', drop_path_rate=0.55,
                            init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 experiment = dict(backbone='deit3_huge_patch14_224')

@@ -8,6 +8,6 @@
 _base_ = ['./deit3_base_in21k_ft_in1k.py']
 
 checkpoint = 'work_dirs/deit3_huge_in21k_90e/backbone.pth'
-model = dict(backbone=dict(arch='deit3_huge_patch14_224', drop_path_rate=0.45,
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_huge_patch14_224', drop_path_rate=0.45,
                            init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 experiment = dict(backbone='deit3_huge_patch14_224')

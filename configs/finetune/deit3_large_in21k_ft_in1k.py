@@ -7,6 +7,6 @@
 _base_ = ['./deit3_base_in21k_ft_in1k.py']
 
 checkpoint = 'work_dirs/deit3_large_in21k_240e/backbone.pth'
-model = dict(backbone=dict(arch='deit3_large_patch16_224', drop_path_rate=0.4,
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_large_patch16_224', drop_path_rate=0.4,
                            init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 experiment = dict(backbone='deit3_large_patch16_224')

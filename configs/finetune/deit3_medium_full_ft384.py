@@ -11,6 +11,6 @@ _base_ = ['./deit3_base_full_ft384.py']
 
 checkpoint = 'work_dirs/deit3_medium_in1k_400e/backbone.pth'
 train_dataloader = dict(batch_size=64)  # per GPU, x 8 GPUs = 512
-model = dict(backbone=dict(arch='deit3_medium_patch16_224', drop_path_rate=0.05,
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_medium_patch16_224', drop_path_rate=0.05,
                            init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 experiment = dict(backbone='deit3_medium_patch16_224')

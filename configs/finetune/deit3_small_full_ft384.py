@@ -8,6 +8,6 @@ _base_ = ['./deit3_base_full_ft384.py']
 
 checkpoint = 'work_dirs/deit3_small_in1k_800e/backbone.pth'
 train_dataloader = dict(batch_size=64)  # per GPU, x 8 GPUs = 512
-model = dict(backbone=dict(arch='deit3_small_patch16_224', drop_path_rate=0.0,
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_224', drop_path_rate=0.0,
                            init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 experiment = dict(backbone='deit3_small_patch16_224')

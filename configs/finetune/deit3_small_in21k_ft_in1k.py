@@ -9,6 +9,6 @@ _base_ = ['./deit3_base_in21k_ft_in1k.py']
 
 checkpoint = 'work_dirs/deit3_small_in21k_240e/backbone.pth'
 train_dataloader = dict(batch_size=128)  # per GPU, x 16 GPUs = 2048
-model = dict(backbone=dict(arch='deit3_small_patch16_224', drop_path_rate=0.05,
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_224', drop_path_rate=0.05,
                            init_cfg=dict(type='Pretrained', checkpoint=checkpoint)))
 experiment = dict(backbone='deit3_small_patch16_224')

@@ -9,7 +9,8 @@ _base_ = ['./deit_base_ft384.py']
 
 checkpoint = 'work_dirs/deit_base_distilled_in1k/backbone.pth'
 model = dict(
-    backbone=dict(arch='deit_base_distilled_patch16_224', init_cfg=dict(checkpoint=checkpoint)),
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit_base_distilled_patch16_224',
+                  init_cfg=dict(checkpoint=checkpoint)),
     distillation=dict(
         teacher=dict(source='timm', name='regnety_160', checkpoint='checkpoints/regnety_160-a5fe301d.pth'),
         kind='hard', alpha=0.5),

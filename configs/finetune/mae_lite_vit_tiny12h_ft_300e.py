@@ -11,8 +11,8 @@ max_epochs = 300
 checkpoint = 'work_dirs/mae_vit_tiny12h_in1k_400e/backbone.pth'
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='vit_tiny12h_patch16_224', global_pool='avg', drop_path_rate=0.0,
-                  init_cfg=dict(type='Pretrained', checkpoint=checkpoint)),
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224', global_pool='avg',
+                  drop_path_rate=0.0, init_cfg=dict(type='Pretrained', checkpoint=checkpoint)),
     num_classes=num_classes,
     loss=dict(kind='ce'),
     data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=num_classes, mixup_alpha=0.2))

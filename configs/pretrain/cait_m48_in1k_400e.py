@@ -9,5 +9,5 @@
 #   python tools/train.py configs/pretrain/cait_m48_in1k_400e.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_cait_400e.py']
 
-model = dict(backbone=dict(arch='cait_m48_224', drop_path_rate=0.4))
+model = dict(backbone=dict(type='vitbench.CaiT', arch='cait_m48_224', drop_path_rate=0.4))
 experiment = dict(backbone='cait_m48_224', backbone_overrides=dict(drop_path_rate=0.4))

@@ -7,5 +7,5 @@
 #   python tools/train.py configs/pretrain/cait_s24_in1k_400e.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_cait_400e.py']
 
-model = dict(backbone=dict(arch='cait_s24_224', drop_path_rate=0.1))
+model = dict(backbone=dict(type='vitbench.CaiT', arch='cait_s24_224', drop_path_rate=0.1))
 experiment = dict(backbone='cait_s24_224', backbone_overrides=dict(drop_path_rate=0.1))

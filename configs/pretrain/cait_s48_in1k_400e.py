@@ -7,5 +7,5 @@
 #   python tools/train.py configs/pretrain/cait_s48_in1k_400e.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_cait_400e.py']
 
-model = dict(backbone=dict(arch='cait_s48_224', drop_path_rate=0.3))
+model = dict(backbone=dict(type='vitbench.CaiT', arch='cait_s48_224', drop_path_rate=0.3))
 experiment = dict(backbone='cait_s48_224', backbone_overrides=dict(drop_path_rate=0.3))

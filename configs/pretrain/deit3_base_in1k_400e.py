@@ -15,7 +15,7 @@ num_classes = 1000
 max_epochs = 400
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='deit3_base_patch16_224', drop_path_rate=0.1),
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_224', drop_path_rate=0.1),
     num_classes=num_classes,
     loss=dict(kind='bce'),  # multi-hot targets after Mixup/CutMix, as the official --bce-loss; --smoothing 0.0
     data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=num_classes, mixup_alpha=0.8,

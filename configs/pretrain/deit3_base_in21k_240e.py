@@ -17,7 +17,7 @@ num_classes = 10450
 max_epochs = 240
 model = dict(
     type='ImageClassifier',
-    backbone=dict(arch='deit3_base_patch16_224', drop_path_rate=0.1),
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_224', drop_path_rate=0.1),
     num_classes=num_classes,
     loss=dict(kind='ce', label_smoothing=0.1),  # BCE "gave no compelling results" on IN-21k (thesis §6.2)
     data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=num_classes, mixup_alpha=0.0,

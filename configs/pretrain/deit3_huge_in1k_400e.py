@@ -7,5 +7,5 @@ _base_ = ['./deit3_base_in1k_400e.py']
 
 train_dataloader = dict(batch_size=64)  # per GPU
 
-model = dict(backbone=dict(arch='deit3_huge_patch14_224', drop_path_rate=0.5))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_huge_patch14_224', drop_path_rate=0.5))
 experiment = dict(backbone='deit3_huge_patch14_224', backbone_overrides=dict(drop_path_rate=0.5))

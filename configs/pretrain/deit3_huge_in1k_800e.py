@@ -13,7 +13,8 @@
 _base_ = ['./deit3_base_in1k_800e.py']
 
 img_size = 154
-model = dict(backbone=dict(arch='deit3_huge_patch14_224', img_size=img_size, drop_path_rate=0.6))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_huge_patch14_224', img_size=img_size,
+                           drop_path_rate=0.6))
 
 train_pipeline = [
     dict(type='LoadImage'),

@@ -14,7 +14,8 @@ _base_ = ['./deit3_base_in21k_240e.py']
 
 max_epochs = 90
 img_size = 126
-model = dict(backbone=dict(arch='deit3_huge_patch14_224', img_size=img_size, drop_path_rate=0.5))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_huge_patch14_224', img_size=img_size,
+                           drop_path_rate=0.5))
 param_scheduler = [
     dict(type='LinearLR', start_factor=1e-3, by_epoch=True, begin=0, end=5, convert_to_iter_based=True),
     dict(type='CosineAnnealingLR', eta_min=1e-5, by_epoch=True, begin=5, end=max_epochs,

@@ -7,5 +7,5 @@ _base_ = ['./deit3_base_in1k_400e.py']
 
 train_dataloader = dict(batch_size=64)  # per GPU
 
-model = dict(backbone=dict(arch='deit3_large_patch16_224', drop_path_rate=0.4))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_large_patch16_224', drop_path_rate=0.4))
 experiment = dict(backbone='deit3_large_patch16_224', backbone_overrides=dict(drop_path_rate=0.4))

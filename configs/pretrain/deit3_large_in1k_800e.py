@@ -9,5 +9,5 @@
 _base_ = ['./deit3_base_in1k_800e.py']
 
 train_dataloader = dict(batch_size=64)  # per GPU
-model = dict(backbone=dict(arch='deit3_large_patch16_224', drop_path_rate=0.45))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_large_patch16_224', drop_path_rate=0.45))
 experiment = dict(backbone='deit3_large_patch16_224', backbone_overrides=dict(drop_path_rate=0.45))

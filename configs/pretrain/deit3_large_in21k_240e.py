@@ -7,5 +7,5 @@
 #   python tools/train.py configs/pretrain/deit3_large_in21k_240e.py --amp
 _base_ = ['./deit3_base_in21k_240e.py']
 
-model = dict(backbone=dict(arch='deit3_large_patch16_224', drop_path_rate=0.3))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_large_patch16_224', drop_path_rate=0.3))
 experiment = dict(backbone='deit3_large_patch16_224', backbone_overrides=dict(drop_path_rate=0.3))

@@ -7,5 +7,5 @@
 #   python tools/train.py configs/pretrain/deit3_medium_in1k_400e.py --amp
 _base_ = ['./deit3_base_in1k_400e.py']
 
-model = dict(backbone=dict(arch='deit3_medium_patch16_224', drop_path_rate=0.05))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_medium_patch16_224', drop_path_rate=0.05))
 experiment = dict(backbone='deit3_medium_patch16_224', backbone_overrides=dict(drop_path_rate=0.05))

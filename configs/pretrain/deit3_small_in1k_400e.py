@@ -5,6 +5,6 @@
 #   python tools/train.py configs/pretrain/deit3_small_in1k_400e.py --amp
 _base_ = ['./deit3_base_in1k_400e.py']
 
-model = dict(backbone=dict(arch='deit3_small_patch16_224', drop_path_rate=0.0))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_224', drop_path_rate=0.0))
 optim_wrapper = dict(optimizer=dict(lr=4e-3))
 experiment = dict(backbone='deit3_small_patch16_224', backbone_overrides=dict(drop_path_rate=0.0))

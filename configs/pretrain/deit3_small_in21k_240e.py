@@ -8,5 +8,5 @@
 _base_ = ['./deit3_base_in21k_240e.py']
 
 train_dataloader = dict(batch_size=128)  # per GPU, x 16 GPUs
-model = dict(backbone=dict(arch='deit3_small_patch16_224', drop_path_rate=0.05))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_224', drop_path_rate=0.05))
 experiment = dict(backbone='deit3_small_patch16_224', backbone_overrides=dict(drop_path_rate=0.05))

@@ -12,5 +12,6 @@
 #   python tools/train.py configs/pretrain/deit_base_distilled_in1k.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_deit_distilled_300e.py']
 
-model = dict(backbone=dict(arch='deit_base_distilled_patch16_224'), distill_inference='logit_mean')
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit_base_distilled_patch16_224'),
+             distill_inference='logit_mean')
 experiment = dict(backbone='deit_base_distilled_patch16_224')

@@ -11,6 +11,6 @@
 #   python tools/train.py configs/pretrain/deit_base_softdistill_in1k_300e.py --amp
 _base_ = ['../_base_/imagenet_deit_distilled_300e.py']
 
-model = dict(backbone=dict(arch='deit_base_patch16_224'),
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit_base_patch16_224'),
              distillation=dict(kind='soft', alpha=0.1, tau=3.0, kl_norm='numel'))
 experiment = dict(backbone='deit_base_patch16_224')

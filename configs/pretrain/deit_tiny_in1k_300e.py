@@ -7,5 +7,5 @@
 #   python tools/train.py configs/pretrain/deit_tiny_in1k_300e.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_deit_300e.py']
 
-model = dict(backbone=dict(arch='deit_tiny_patch16_224'))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit_tiny_patch16_224'))
 experiment = dict(backbone='deit_tiny_patch16_224')

@@ -9,7 +9,8 @@ _base_ = ['../_base_/imagenet_runtime.py', '../_base_/datasets/imagenet_mae.py']
 max_epochs = 1600
 model = dict(
     type='MAE',
-    backbone=dict(arch='deit_base_patch16_224'),  # ViT-B/16 as MAE's (class-token position row, no LayerScale)
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit_base_patch16_224'),
+                   # ViT-B/16 as MAE's (class-token position row, no LayerScale)
     mask_ratio=0.75,
     decoder=dict(embed_dim=512, depth=8, num_heads=16),
     norm_pix=True,

@@ -6,7 +6,8 @@
 _base_ = ['./mae_vit_base_in1k_1600e.py']
 
 max_epochs = 400
-model = dict(backbone=dict(arch='vit_tiny12h_patch16_224'), decoder=dict(embed_dim=96, depth=1, num_heads=3))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224'),
+             decoder=dict(embed_dim=96, depth=1, num_heads=3))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='LoadImage'),
     dict(type='RandomResizedCrop', size=224, scale=(0.08, 1.0)),

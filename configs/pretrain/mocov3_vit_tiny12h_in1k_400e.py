@@ -17,7 +17,7 @@ base_lr = 6e-4
 
 model = dict(
     type='MoCoV3',
-    backbone=dict(arch='vit_tiny12h_patch16_224'),
+    backbone=dict(type='vitbench.VisionTransformer', arch='vit_tiny12h_patch16_224'),
     dim=256,
     mlp_dim=4096,
     temperature=0.2,

@@ -8,7 +8,7 @@
 #   python tools/train.py configs/pretrain/patchconvnet_s60_in1k.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_runtime.py', '../_base_/datasets/imagenet_deit.py', '../_base_/imagenet_lamb_400e.py']
 
-model = dict(backbone=dict(arch='patchconvnet_s60', drop_path_rate=0.15),
+model = dict(backbone=dict(type='vitbench.PatchConvNet', arch='patchconvnet_s60', drop_path_rate=0.15),
              data_preprocessor=dict(erase_prob=0.0))
 # the DeiT pipeline (datasets/imagenet_deit.py) with RandAugment 7/0.5 instead of 9/0.5
 train_pipeline = [

@@ -8,7 +8,7 @@
 #   python tools/train.py configs/pretrain/resmlp_24_in1k.py --amp   (torchrun ... --launcher pytorch)
 _base_ = ['../_base_/imagenet_runtime.py', '../_base_/datasets/imagenet_deit.py', '../_base_/imagenet_lamb_400e.py']
 
-model = dict(backbone=dict(arch='resmlp_24', drop_path_rate=0.1))
+model = dict(backbone=dict(type='vitbench.ResMLP', arch='resmlp_24', drop_path_rate=0.1))
 optim_wrapper = dict(optimizer=dict(lr=5e-3, weight_decay=0.2))
 auto_scale_lr = dict(base_batch_size=1024)  # --cfg-options auto_scale_lr.enable=True for other batch sizes
 

@@ -7,7 +7,8 @@
 #   python tools/train.py configs/pretrain/three_things_base_18x2_in1k_300e.py --amp
 _base_ = ['../_base_/imagenet_three_things.py']
 
-model = dict(backbone=dict(arch='deit3_base_patch16_18x2', drop_path_rate=0.1, init_values=None))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_18x2', drop_path_rate=0.1,
+                           init_values=None))
 optim_wrapper = dict(optimizer=dict(lr=0.003))
 experiment = dict(backbone='deit3_base_patch16_18x2',
                   backbone_overrides=dict(drop_path_rate=0.1, init_values=None))

@@ -9,7 +9,7 @@
 #   python tools/train.py configs/pretrain/three_things_small_36x1_in1k_400e.py --amp
 _base_ = ['../_base_/imagenet_three_things_400e.py']
 
-model = dict(backbone=dict(arch='deit3_small_patch16_36', drop_path_rate=0.05))
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_36', drop_path_rate=0.05))
 optim_wrapper = dict(optimizer=dict(lr=0.004))
 experiment = dict(backbone='deit3_small_patch16_36',
                   backbone_overrides=dict(drop_path_rate=0.05))

@@ -3,7 +3,7 @@
 _base_ = ['../_base_/transfer_deit.py', '../_base_/datasets/transfer_inat2019.py']
 
 model = dict(
-    backbone=dict(arch='deit3_small_patch16_224',
+    backbone=dict(type='vitbench.VisionTransformer', arch='deit3_small_patch16_224',
                   init_cfg=dict(type='Pretrained', checkpoint='work_dirs/deit3_small_in1k_400e/backbone.pth')),
     num_classes=1010,
     data_preprocessor=dict(num_classes=1010))

@@ -1,8 +1,9 @@
 """A toy backbone family added the way docs/extending-backbone.md says, without editing any file of the suite: its
-model, its dense backbone, its record and its variants, all registered when this module is imported (in a
-config, ``custom_imports = dict(imports=['toy_family'])``; on the command line,
-``--cfg-options custom_imports.imports=[toy_family]``). tests/test_extending_backbone.py runs it through
-``--backbone toypool_tiny_patch8_64`` on every task.
+model (meeting the family contract, backbones/contract.py), its dense backbone, its record and its variants, all
+registered when this module is imported (in a config, ``custom_imports = dict(imports=['toy_family'])``; on the
+command line, ``--cfg-options custom_imports.imports=[toy_family]``). tests/test_extending_backbone.py swaps
+``toypool_tiny_patch8_64`` into every task's demo config and reads its records; a family without a class token or
+attention, it has none of the capabilities MAE and MoCo-v3 need (the guide's own family, trained end to end, has).
 
 The model is a PoolFormer-style token mixer (Yu et al., CVPR 2022, without its stages): the patches mixed by a
 3x3 average pool over the grid, channels by an MLP; no attention, no position embedding, any grid.
@@ -38,11 +39,14 @@ class PoolBlock(nn.Module):
 class ToyPoolNet(ViTFamilyMixin, BaseModule):
     """Patch embedding, ``depth`` pooling blocks, final norm, average pooling ('avg'; '' for none), linear
     classifier."""
+    # the family contract (backbones/contract.py), stated by the class
+    num_prefix_tokens = 0              # no class token: the walk's tokens are the patches
+    block_attention = False            # pooling, no attention maps (forward_attention refuses)
+    supports_keep = False              # the pool mixes neighbours on the full grid: no subset of the patches (no MAE)
     embedding_params = ()              # no position embedding, no class token
     layer0_names = ('patch_embed',)    # layer 0 of layer-wise decay
-    num_prefix_tokens = 0
-    checkpoint_optional = ('norm.', 'head.')
-    checkpoint_may_miss = ('head.',)
+    checkpoint_optional = ('norm.', 'head.')   # keys this model may lack (a dense backbone has no head)
+    checkpoint_may_miss = ('head.',)           # keys a checkpoint may lack
 
     def __init__(self, img_size=64, patch_size=8, in_chans: int = 3, num_classes: int = 1000,
                  global_pool: str = 'avg', embed_dim: int = 32, depth: int = 6, mlp_ratio: float = 2.,
