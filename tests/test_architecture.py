@@ -18,7 +18,8 @@ LAYERS = [
     ['backbones'],
     ['pretrain'],
     ['downstream'],
-    ['harness.experiment', 'harness.demo_data', 'harness.tasks'],
+    ['harness.tasks'],
+    ['harness.experiment', 'harness.demo_data'],
     ['harness.pipeline'],
     ['tools'],
 ]
@@ -92,7 +93,7 @@ def test_the_check_sees_upward_and_sideways_imports(tmp_path):
     sideways.parent.mkdir(parents=True)
     sideways.write_text('from ..experiment import cli\n')
     assert upward_imports(tmp_path) == [
-        'harness/demo_data/__init__.py:1: harness.demo_data (layer 7) imports harness.experiment (layer 7)',
+        'harness/demo_data/__init__.py:1: harness.demo_data (layer 8) imports harness.experiment (layer 8)',
         'vitbench/engine/probe.py:2: vitbench.engine (layer 3) imports downstream.backbone_swap (layer 6)']
 
 

@@ -2,7 +2,6 @@
 CPU, and building mmengine's Runner — for configs of any default scope (vitbench, mmseg, mmdet, ...)."""
 import argparse
 import datetime
-import importlib
 import os
 import os.path as osp
 import subprocess
@@ -18,10 +17,11 @@ from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import swap_backbone
-from harness.experiment.config_checks import config_problems
 from harness.experiment import param_table, result_hook  # noqa: F401  (register the hooks build_runner adds)
+from harness.experiment.config_checks import config_problems
 from harness.experiment.divergence import TrainingDiverged
 from harness.experiment.tracking import TRACKERS, add_trackers
+from harness.tasks import ImportsError, import_modules
 from vitbench.console import config_path
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.fileio import WriteError
@@ -77,12 +77,11 @@ def add_imports(cfg, modules) -> None:
     custom = dict(cfg.get('custom_imports') or {})
     names = custom.get('imports') or []
     names = [names] if isinstance(names, str) else list(names)
-    for module in modules:
-        try:
-            importlib.import_module(module)  # not mmengine's import_modules_from_strings: it hides the cause
-        except Exception as e:  # not found, broken, or a registration that refuses (a family record, a task's)
-            raise ConfigError(f'--imports {module}: {type(e).__name__}: {e} (expected a module on PYTHONPATH)') from e
-        names += [] if module in names else [module]
+    try:
+        import_modules(modules)  # not mmengine's import_modules_from_strings: it hides the cause
+    except ImportsError as e:
+        raise ConfigError(str(e)) from None
+    names += [module for module in dict.fromkeys(modules) if module not in names]
     if modules:
         cfg.custom_imports = dict(custom, imports=names, allow_failed_imports=custom.get('allow_failed_imports', False))
 
