@@ -34,7 +34,9 @@ def test_the_wheel_carries_the_data_the_code_reads(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     from pretrain.imagenet_subsets import SHIPPED
     from vitbench.results.paper import PAPER_RESULTS
-    for path in [PAPER_RESULTS, *SHIPPED.values()]:  # where the code looks for them, as the wheel must hold them
+    from vitbench.results.paper_map import DOCUMENTS, PAPERS
+    documents = [f'{PAPERS}/{d}.yaml' for d in DOCUMENTS]  # the map of the papers, which the board's tables live in
+    for path in [PAPER_RESULTS, *documents, *SHIPPED.values()]:  # where the code looks for them, as the wheel must hold them
         assert str(Path(path).relative_to(REPO)) in names, path
     assert any(n.endswith('.dist-info/licenses/LICENSE') for n in names)
 
@@ -120,7 +122,7 @@ def test_the_installed_wheel_runs_from_another_folder(wheel, tmp_path):
     board = _run([str(bin_dir / 'vitbench-leaderboard'), 'run'], cwd=work)
     measured, _, papers = board.partition('## Paper reference results')
     assert 'vit_demo_patch8_64' in measured and 'Table 6.12: DeiT III semantic segmentation' in papers
-    assert f'{site}/vitbench/results/paper_results.yaml' in _run(
+    assert f'{site}/vitbench/results/papers/board.yaml' in _run(
         [str(python), '-c', 'from vitbench.results.paper import PAPER_RESULTS; print(PAPER_RESULTS)'], cwd=work)
 
     plan = _run([str(bin_dir / 'vitbench-pipeline'), 'pipelines/demo.py', '--dry-run', '--work-dir', 'p'], cwd=work)

@@ -1,5 +1,5 @@
-"""The reproduction audit: for every downstream paper row a config claims to reproduce (paper_results.yaml `config`),
-the choices as well as the values — which pre-training produced the checkpoint the config (and the paper pipeline's
+"""The reproduction audit: for every downstream paper row a config claims to reproduce (`config` in
+vitbench/results/papers/), the choices as well as the values — which pre-training produced the checkpoint the config (and the paper pipeline's
 stage) loads, with the table's epochs at 224 px, and which protocol it runs. The thesis evaluates "400 epochs
 schedules for ImageNet-1k models" (§6.3.5.2, Tables 6.11 / 6.12) under XCiT's UperNet; an 800-epoch model trained
 at 192 px, or MAE's UperNet protocol, is another experiment."""

@@ -82,7 +82,7 @@ def check_reproduction(runs, tolerance: float) -> int:
         print(f'not compared: {mismatch.line()}')
     if not links:
         print(f'warning: no measured cell under {" ".join(runs)} is the same experiment as a paper row (a run of a '
-              'config that vitbench/results/paper_results.yaml names, with its variant and epochs)', file=sys.stderr)
+              'config that vitbench/results/papers/ names, with its variant and epochs)', file=sys.stderr)
     return 2 if table.rejected else 1 if beyond(links, tolerance) else 0
 
 

@@ -1,4 +1,5 @@
-"""The paper reference tables of the leaderboard, read from ``vitbench/results/paper_results.yaml``.
+"""The paper reference tables of the leaderboard: those ``vitbench/results/papers/board.yaml`` names, read from
+their one home in the map of the papers (``vitbench/results/papers/<document>.yaml``, :mod:`.paper_map`).
 
 Each source table of the papers becomes one :class:`~vitbench.results.table.Table` with the same column kinds
 as the measured table, so the two read alike; they are rendered in their own section and never merged.
@@ -20,10 +21,11 @@ from typing import Dict, List, Optional
 
 from vitbench.yaml_file import read_yaml
 
+from .paper_map import PAPERS, board_specs
 from .schema import kinds, resolution_kinds
 from .table import Cell, Column, LeaderboardError, Row, Table, res_label, sorted_columns
 
-PAPER_RESULTS = osp.join(osp.dirname(osp.abspath(__file__)), 'paper_results.yaml')
+PAPER_RESULTS = osp.join(PAPERS, 'board.yaml')
 _ROW_KEYS = ('model', 'variant', 'pretrain', 'epochs', 'params_M', 'gflops', 'note', 'config', 'recipe', 'img_size',
              'protocol')
 _TABLE_KEYS = ('id', 'source', 'note', 'protocol', 'rows')
@@ -38,11 +40,18 @@ def parse_column(key: str) -> Optional[Column]:
 
 
 def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
+    """The tables a board file names (``board``: ids of the map's tables next to it), or those a file lists
+    itself (``tables``: a list of tables with id, source, rows)."""
     data = read_yaml(path, LeaderboardError)
-    if not isinstance(data, dict) or not isinstance(data.get('tables'), list):
-        raise LeaderboardError(f"{path}: missing key 'tables' (a list of tables with id, source, rows)")
+    if isinstance(data, dict) and isinstance(data.get('board'), list):
+        specs = board_specs(data['board'], osp.dirname(osp.abspath(path)))
+    elif isinstance(data, dict) and isinstance(data.get('tables'), list):
+        specs = data['tables']
+    else:
+        raise LeaderboardError(f"{path}: missing key 'tables' (a list of tables with id, source, rows) or 'board' "
+                               '(ids of the tables of vitbench/results/papers/)')
     tables, ids = [], set()
-    for t, spec in enumerate(data['tables']):
+    for t, spec in enumerate(specs):
         where = f'{path}: tables[{t}]'
         if not isinstance(spec, dict):
             raise LeaderboardError(f'{where}: expected a mapping with keys {_TABLE_KEYS}')

@@ -26,8 +26,8 @@ RANK_LEGEND = ('Per column, z = (value − mean of the rows) / std of the rows (
                'resamples ({what}), all rows drawn on the same images. ≈ best: cannot be told apart from the best '
                'row (the interval of its difference in mean z includes 0).')
 COST_HEADER = ['pretrain dev-h', 'total dev-h', 'peak mem (MB)']
-PAPER_INTRO = ('Numbers copied from the papers (vitbench/results/paper_results.yaml), one table per source table. '
-               'They are references, not runs of this suite, and are never mixed with the measured rows.')
+PAPER_INTRO = ('Numbers copied from the papers (vitbench/results/papers/: one file per document), one table per source '
+               'table. They are references, not runs of this suite, and are never mixed with the measured rows.')
 
 
 def fmt_metric(value: Optional[float]) -> str:

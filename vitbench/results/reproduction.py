@@ -120,7 +120,7 @@ def beyond(links: Sequence[Link], tolerance: float) -> List[Link]:
 # ---------------------------------------------------------------------------------------------- the section
 
 LEGEND = ('Measured cells that are the same experiment as a paper row: the config of the runs is one the row '
-          'names, with its variant, pre-training recipe and epochs (vitbench/results/paper_results.yaml, key '
+          'names, with its variant, pre-training recipe and epochs (vitbench/results/papers/<document>.yaml, key '
           '`config`), under the downstream protocol of the paper table (key `protocol`). '
           'Δ = measured − reported; `tools/leaderboard.py RUNS --check-reproduction TOL` lists those beyond ±TOL.')
 HEADER = ['backbone', 'pretraining', 'epochs', 'metric', 'measured', 'reported', 'Δ', 'paper', 'protocol']

@@ -30,7 +30,7 @@ class Plot:
 @dataclass(frozen=True)
 class Kind:
     """A leaderboard column kind: what a column measures, shown as '<dataset> <label>' ('ADE20k mIoU SS')."""
-    name: str  # also how paper_results.yaml names the kind: KIND/DATASET[/EVAL]
+    name: str  # also how a paper row (results/papers/) names the kind: KIND/DATASET[/EVAL]
     label: str
     lower_is_better: bool = False  # an error (mCE, ECE): the best value is the smallest
     eval_always: bool = False  # the label names the eval even when it is 'ss', upper-cased ('SS', 'MS')

@@ -1,0 +1,127 @@
+"""The map of the papers (vitbench/results/papers/): docs/coverage.md and docs/coverage.json are what it renders,
+every config a row names resolves (with its overrides, or its swapped backbone) and builds its model, and the map
+refuses what would make a count lie."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import DefaultScope
+
+from vitbench.results.coverage import current, to_json, to_markdown, totals
+from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
+from vitbench.results.paper_map import PAPERS, LeaderboardError, coverage, load_map, row_runs
+from vitbench.yaml_file import read_yaml
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS = sorted({(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone)
+               for table in load_map() for row in table.rows for run in row_runs(row)})
+
+
+def test_the_coverage_files_are_what_the_map_renders():
+    entries = current()
+    assert (REPO / 'docs/coverage.md').read_text(encoding='utf-8') == to_markdown(entries), \
+        'docs/coverage.md is out of date: python tools/coverage.py'
+    assert (REPO / 'docs/coverage.json').read_text(encoding='utf-8') == to_json(entries), \
+        'docs/coverage.json is out of date: python tools/coverage.py'
+    tables = json.loads(to_json(entries))['tables']
+    assert {t['document'] for t in tables} == {'thesis', 'cait', 'three_things', 'maelite'}
+    numbered = [t for t in tables if not t['table'].startswith('Figure')]
+    assert len(numbered) == 75  # 58 thesis result tables (chapters 2-6), CaiT 5, "Three things" 7, MAE-lite 5
+    assert all(t['state'] in ('whole', 'part', 'none', 'not_reproducible') for t in tables)
+    assert all(t['why'] for t in tables if t['state'] != 'whole')
+    assert all(t['rows'] >= t['recorded'] and t['rows'] >= t['quoted'] and t['runnable'] >= t['linked']
+               for t in tables)
+    result = subprocess.run([sys.executable, 'tools/coverage.py', '--check'], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_readme_states_the_totals():
+    t = totals(current())['all']
+    readme = (REPO / 'README.md').read_text(encoding='utf-8')
+    assert (f"{t['tables']} numbered result tables" in readme and f"{t['tables_whole']} whole" in readme
+            and f"{t['tables_part']} in part" in readme and f"{t['runnable']} runnable" in readme
+            and f"{t['linked']} linked" in readme), 'README.md: update the coverage totals (docs/coverage.md)'
+
+
+def test_the_board_shows_the_tables_board_yaml_names_from_their_home():
+    ids = read_yaml(PAPER_RESULTS, ValueError)['board']
+    assert [t.id for t in load_paper_tables()] == ids
+    homes = {t.id: t for t in load_map() if t.id}
+    for table in load_paper_tables():
+        assert table.title == homes[table.id].spec['source'] and len(table.rows) == len(homes[table.id].rows)
+
+
+def _build(config: str, cfg_options: str, backbone: str):
+    cfg = Config.fromfile(str(REPO / config))
+    cfg.merge_from_dict(json.loads(cfg_options))
+    distillation = (cfg.get('model') or {}).get('distillation')
+    if distillation:  # the teacher is a released checkpoint the user provides (pretrain/teacher.py): the student builds
+        assert distillation['teacher'].get('checkpoint'), f'{config}: a teacher without its checkpoint'
+        cfg.model.distillation = None
+    if backbone:
+        from downstream.backbone_swap import swap_backbone
+        swap_backbone(cfg, backbone)
+    if cfg.get('custom_imports'):
+        from mmengine.utils import import_modules_from_strings
+        import_modules_from_strings(**cfg.custom_imports)
+    scope = cfg.get('default_scope') or 'vitbench'
+    if scope == 'mmseg':
+        from mmseg.registry import MODELS
+    elif scope == 'mmdet':
+        from mmdet.registry import MODELS
+    else:
+        from vitbench.registry import MODELS
+    model = cfg.model
+    if model.get('teacher'):  # a distilling pre-training (MAE-lite's): its teacher is a checkpoint trained first
+        assert model.teacher.get('checkpoint'), f'{config}: a teacher without its checkpoint'
+        model = model.backbone  # the student builds
+    with DefaultScope.overwrite_default_scope(scope), torch.device('meta'):
+        return MODELS.build(model)
+
+
+@pytest.mark.parametrize('config, cfg_options, backbone', RUNS, ids=lambda v: str(v))
+def test_every_config_a_row_names_resolves_and_builds(config, cfg_options, backbone):
+    import downstream  # noqa: F401  (registers the tasks' modules)
+    model = _build(config, cfg_options, backbone)
+    assert sum(p.numel() for p in model.parameters()) > 0
+
+
+def _write(tmp_path, **tables):
+    folder = tmp_path / 'papers'
+    folder.mkdir()
+    for document in ('thesis', 'cait', 'three_things', 'maelite'):
+        (folder / f'{document}.yaml').write_text(
+            f'document: {document}\ntables:\n' + tables.get(document, '  - {number: "1", title: T, n_rows: 2, '
+                                                                      'why: not yet}\n'))
+    return str(folder)
+
+
+def test_the_state_follows_the_rows_and_a_table_has_one_home(tmp_path):
+    row = '{model: M, cls/imagenet: 80.0, run: configs/pretrain/deit_tiny_in1k_300e.py}'
+    whole = _write(tmp_path, cait=f'  - {{number: "1", title: T, rows: [{row}, {{model: Q, quoted: true}}]}}\n'
+                                   '  - {number: "2", title: U, same_as: "cait:1"}\n')
+    by_table = {(c.document, c.table): c for c in coverage(load_map(whole))}
+    first = by_table['cait', '1']
+    assert (first.state, first.runnable, first.quoted, first.recorded) == ('whole', 1, 1, 1)
+    assert by_table['cait', '2'].state == 'whole' and by_table['thesis', '1'].state == 'none'
+    (tmp_path / 'papers').rename(tmp_path / 'whole')
+    part = _write(tmp_path, cait=f'  - {{number: "1", title: T, n_rows: 2, rows: [{row}]}}\n')
+    with pytest.raises(LeaderboardError, match="state part: say 'why'"):
+        coverage(load_map(part))
+    (tmp_path / 'papers').rename(tmp_path / 'part')
+    twice = _write(tmp_path, cait='  - {number: "1", title: T, state: not_reproducible, why: w}\n'
+                                  '  - {number: "1", title: T2, n_rows: 1, why: w}\n')
+    with pytest.raises(LeaderboardError, match='has two entries'):
+        load_map(twice)
+    (tmp_path / 'papers').rename(tmp_path / 'twice')
+    written = _write(tmp_path, cait='  - {number: "1", title: T, state: whole, n_rows: 1}\n')
+    with pytest.raises(LeaderboardError, match="only 'not_reproducible' is written"):
+        load_map(written)
+
+
+def test_the_papers_folder_is_the_home_of_the_board_file():
+    assert Path(PAPER_RESULTS).parent == Path(PAPERS) and (Path(PAPERS) / 'thesis.yaml').is_file()

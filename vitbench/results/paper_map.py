@@ -1,0 +1,206 @@
+"""The map of the seed papers: every numbered result table of the seed documents (the thesis' chapters 2-6, CaiT,
+"Three things", MAE-lite), and each figure whose numbers a user would rerun, has one entry, its one home, in
+``vitbench/results/papers/<document>.yaml``: its rows with the paper's numbers, for each own row the config that
+reproduces it (``config``: as the leaderboard links it; ``run``: a config, a base config plus ``cfg_options``, or a
+swapped ``backbone``), its protocol, and why the rest does not run. ``papers/board.yaml`` names the tables the
+leaderboard shows, in its order (:func:`vitbench.results.paper.load_paper_tables` reads their rows from here).
+
+The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.coverage`):
+  * ``rows``: the rows it prints (``n_rows``, or the rows recorded when all are); ``quoted``: of them, another
+    paper's numbers (``n_quoted``, or the recorded rows marked ``quoted: true``);
+  * ``recorded``: rows whose numbers are here (a plotted figure's row may name its config alone); ``linked``:
+    rows whose ``config`` the leaderboard links a measured cell to; ``runnable``: rows a config reproduces
+    (``config`` or ``run``: ``tools/pipeline.py --table`` runs them; a quoted row too, where the suite reruns the
+    other paper's experiment);
+  * ``state``: ``whole`` when every own (not quoted) row is runnable, ``part`` when some are, ``none`` when none
+    is, and ``not_reproducible`` (written, with ``why``) when nothing of it can run here (private data, another field).
+A table printed again by another document (the thesis' CaiT tables) says ``same_as`` and has its counts there.
+"""
+import os.path as osp
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from vitbench.yaml_file import read_yaml
+
+from .result_file import LeaderboardError
+
+PAPERS = osp.join(osp.dirname(osp.abspath(__file__)), 'papers')
+DOCUMENTS = ('thesis', 'cait', 'three_things', 'maelite')
+STATES = ('whole', 'part', 'none', 'not_reproducible')
+_KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows', 'n_quoted', 'same_as', 'state',
+         'why')
+MAP_ROW_KEYS = ('quoted', 'run')  # row keys of the map that the leaderboard does not read
+_NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
+
+
+@dataclass(frozen=True)
+class Run:
+    """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given."""
+    config: str
+    cfg_options: Dict[str, object] = field(default_factory=dict)
+    backbone: str = ''
+
+
+@dataclass
+class MapTable:
+    document: str
+    number: str
+    title: str
+    id: str = ''  # the leaderboard's id; '' : not on the board
+    spec: Optional[dict] = None  # what the leaderboard reads (id, source, note, protocol, rows)
+    rows: List[dict] = field(default_factory=list)
+    n_rows: int = 0
+    n_quoted: int = 0
+    same_as: str = ''
+    state: str = ''  # as written: only 'not_reproducible'
+    why: str = ''
+
+    @property
+    def key(self) -> str:
+        return f'{self.document}:{self.number}'
+
+
+@dataclass(frozen=True)
+class Coverage:
+    document: str
+    table: str
+    title: str
+    rows: int
+    quoted: int
+    recorded: int
+    linked: int
+    runnable: int
+    state: str
+    why: str
+    same_as: str = ''
+
+
+def row_runs(row: dict) -> List[Run]:
+    """Every way a row runs: its leaderboard ``config``s, then its ``run``s."""
+    configs = row.get('config') or []
+    runs = [Run(c) for c in ([configs] if isinstance(configs, str) else configs)]
+    spec = row.get('run') or []
+    for item in [spec] if isinstance(spec, (str, dict)) else spec:
+        if isinstance(item, str):
+            item = dict(config=item)
+        runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or '')))
+    return runs
+
+
+def load_map(folder: str = PAPERS) -> List[MapTable]:
+    """Every entry of the documents' files, in document order, then as each file lists them."""
+    tables, ids = [], {}
+    for document in DOCUMENTS:
+        path = osp.join(folder, f'{document}.yaml')
+        data = read_yaml(path, LeaderboardError)
+        if not isinstance(data, dict) or data.get('document') != document or not isinstance(data.get('tables'), list):
+            raise LeaderboardError(f"{path}: expected 'document: {document}' and a list 'tables'")
+        numbers = set()
+        for i, spec in enumerate(data['tables']):
+            table = _table(document, spec, f'{path}: tables[{i}]')
+            if table.number in numbers:
+                raise LeaderboardError(f'{path}: {table.number!r} has two entries; a table has one home')
+            numbers.add(table.number)
+            if table.id:
+                if table.id in ids:
+                    raise LeaderboardError(f'{path}: id {table.id!r} is also {ids[table.id]}')
+                ids[table.id] = table.key
+            tables.append(table)
+    keys = {t.key: t for t in tables}
+    for table in tables:
+        if table.same_as and (table.same_as not in keys or keys[table.same_as].same_as):
+            raise LeaderboardError(f'{table.key}: same_as {table.same_as!r} is not an entry with rows of its own')
+    return tables
+
+
+def _table(document: str, spec, where: str) -> MapTable:
+    if not isinstance(spec, dict):
+        raise LeaderboardError(f'{where}: expected a mapping with keys {_KEYS}')
+    unknown = set(spec) - set(_KEYS)
+    if unknown:
+        raise LeaderboardError(f'{where}: unknown key(s) {sorted(unknown)}; expected {_KEYS}')
+    number = spec.get('number')
+    if not isinstance(number, str) or not _NUMBER.match(number):
+        raise LeaderboardError(f"{where}: 'number' is {number!r}, expected the number as printed ('6.12', 'Figure 3')")
+    where = f'{where} ({document} {number})'
+    title = spec.get('title') or spec.get('source')
+    if not isinstance(title, str) or not title:
+        raise LeaderboardError(f"{where}: needs a 'title' (or the leaderboard's 'source')")
+    rows = spec.get('rows') or []
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get('model'), str) for r in rows):
+        raise LeaderboardError(f"{where}: 'rows' must be a list of mappings with 'model'")
+    for row in rows:
+        try:
+            runs = row_runs(row)
+        except (KeyError, TypeError, AttributeError):
+            raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r}, expected a config path, "
+                                   '{config: path, cfg_options: {...}, backbone: variant} or a list of them')
+        bad = [r.config for r in runs if not (isinstance(r.config, str) and r.config.startswith('configs/')
+                                                and r.config.endswith('.py'))]
+        if bad:
+            raise LeaderboardError(f"{where} ({row['model']}): {bad} is not a path 'configs/<folder>/<name>.py'")
+    table = MapTable(document, number, title, id=str(spec.get('id') or ''), rows=rows,
+                     n_rows=_count(spec, 'n_rows', where), n_quoted=_count(spec, 'n_quoted', where),
+                     same_as=str(spec.get('same_as') or ''), state=str(spec.get('state') or ''),
+                     why=' '.join(str(spec.get('why') or '').split()))
+    if table.id:
+        if not rows or not isinstance(spec.get('source'), str):
+            raise LeaderboardError(f"{where}: a table with an id is the leaderboard's: it needs 'source' and 'rows'")
+        table.spec = dict({k: spec[k] for k in ('id', 'source', 'note', 'protocol') if k in spec},
+                          rows=[{k: v for k, v in r.items() if k not in MAP_ROW_KEYS} for r in rows])
+    if table.same_as and (rows or table.n_rows or table.state or table.why):
+        raise LeaderboardError(f'{where}: a same_as entry holds nothing else; its rows are in {table.same_as}')
+    if table.state not in ('', 'not_reproducible'):
+        raise LeaderboardError(f"{where}: 'state' is {table.state!r}; only 'not_reproducible' is written "
+                               '(whole / part / none follow from the rows)')
+    if table.n_rows and table.n_rows < len(rows):
+        raise LeaderboardError(f'{where}: n_rows {table.n_rows} < {len(rows)} rows recorded')
+    return table
+
+
+def _count(spec: dict, key: str, where: str) -> int:
+    value = spec.get(key) or 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise LeaderboardError(f'{where}: {key!r} is {value!r}, expected a count')
+    return value
+
+
+def board_specs(ids: Sequence[str], folder: str = PAPERS) -> List[dict]:
+    """The leaderboard's tables (``ids``, in that order) as :func:`~vitbench.results.paper.load_paper_tables`
+    reads them."""
+    by_id = {t.id: t for t in load_map(folder) if t.id}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise LeaderboardError(f'{folder}/board.yaml names {missing}, which no document lists')
+    return [by_id[i].spec for i in ids]
+
+
+def coverage(tables: Sequence[MapTable]) -> List[Coverage]:
+    """The counts and state of every entry (a same_as entry has its table's counts)."""
+    own = {t.key: _counts(t) for t in tables if not t.same_as}
+    out = []
+    for table in tables:
+        c = own[table.same_as or table.key]
+        out.append(Coverage(table.document, table.number, table.title, *c, same_as=table.same_as))
+    return out
+
+
+def _counts(table: MapTable) -> tuple:
+    recorded = sum(any('/' in k for k in r) for r in table.rows)  # rows with a number (KIND/DATASET keys)
+    quoted = max(table.n_quoted, sum(bool(r.get('quoted')) for r in table.rows))
+    rows = max(table.n_rows, recorded)
+    linked = sum(bool(r.get('config')) for r in table.rows)
+    runnable = sum(bool(row_runs(r)) for r in table.rows)
+    own = sum(bool(row_runs(r)) for r in table.rows if not r.get('quoted'))
+    if table.state == 'not_reproducible':
+        state = table.state
+    elif own and own >= rows - quoted:
+        state = 'whole'
+    else:
+        state = 'part' if own else 'none'
+    if state not in ('whole',) and not table.why:
+        raise LeaderboardError(f"{table.key}: state {state}: say 'why' the other rows do not run")
+    if state == 'not_reproducible' and runnable:
+        raise LeaderboardError(f'{table.key}: not_reproducible, yet {runnable} rows name a config')
+    return rows, quoted, recorded, linked, runnable, state, table.why if state != 'whole' else ''
