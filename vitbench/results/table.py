@@ -24,7 +24,10 @@ can be compared paired by seed (:mod:`vitbench.results.baseline`). A run that le
 result.json (``per_image``: :mod:`vitbench.results.per_image`) gives its cell an interval over the test images, a
 percentile bootstrap (:mod:`vitbench.results.bootstrap`): the only interval a single run has (several seeds keep
 their t-interval). Two runs of the same seed (or two without a
-seed) that fill a cell with different values are a :class:`Conflict`: the newest is used and all are listed.
+seed) that fill a cell with different values are a :class:`Conflict`: the newest is used, and the cell says so with
+both values. A cell is one experiment (:mod:`vitbench.results.experiment`): runs of one row and column under another
+protocol, digest, schedule as run or evaluation set fill columns of their own, never averaged (``Table.splits`` says
+why); a diverged run fills no row (``Table.failed``).
 Cells no run fills stay empty (``None``), never zero. Each row also carries the price of its numbers from the
 runs' ``cost``: device-hours of its pre-training, of each cell's task, in all, and the peak memory.
 Reading and checking a result.json is :mod:`vitbench.results.result_file`; what it fills,
