@@ -170,3 +170,13 @@ def test_a_training_records_its_schedule_as_run(tmp_path, monkeypatch):
     written = json.loads((tmp_path / 'run' / 'result.json').read_text())
     assert written['schedule'] == dict(unit='iter', run=4, configured=4)
     assert 'eval_set' in written  # the toy dataset lists no images: null
+
+
+def test_pre_trainings_of_other_lengths_share_the_imagenet_column(tmp_path):
+    """A pre-training's schedule is its row's epochs: rows of 6 and 10 epochs fill one column, as before."""
+    for epochs in (6, 10):
+        write(tmp_path, f'sup{epochs}', dict(record('pretrain', 'imagenet', dict(top1=60.0 + epochs),
+                                                    recipe='supervised', epochs=epochs),
+                                             schedule=dict(unit='epoch', run=epochs, configured=epochs)))
+    table = build_table([str(tmp_path)])
+    assert table.columns == [Column('cls', 'imagenet')] and not table.splits

@@ -6,7 +6,8 @@ trained, and configured) and the evaluation set (``eval_set``: how many images, 
 Runs that differ in any of these are never averaged: they fill different columns. A column always names its
 protocol; the digest, schedule and evaluation set are named only where the board holds runs of the same column
 that differ in them (so a board whose runs agree reads as before), the schedule only among runs of one task (a
-pre-training run's own top-1 and a fine-tune's share the ImageNet column, as before: the fine-tune wins).
+pre-training run's own top-1 and a fine-tune's share the ImageNet column, as before: the fine-tune wins), and never
+for a pre-training run, whose epochs are its row's.
 Records without these keys (older runs) count as one more value, "unrecorded".
 """
 import collections
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from .columns import Column
+from .schema import task_of
 
 # the records' keys: schedule {"unit": "iter"|"epoch", "run": int, "configured": int}; eval_set {"images": int,
 # "ids_sha256": str, "subset": bool}
@@ -29,6 +31,7 @@ class Facets:
     schedule: Optional[Tuple[str, int, int]] = None  # (unit, run, configured); None: not recorded
     eval_set: Optional[Tuple[int, str]] = None  # (images, ids_sha256); None: not recorded
     subset: bool = False  # evaluated on part of its dataset (e.g. --cfg-options val_dataloader.dataset.indices=100)
+    pretrains: bool = False  # a pre-training run: its schedule is its row's epochs already, never a column's setting
 
     @property
     def partial(self) -> str:
@@ -48,7 +51,7 @@ def facets_of(record: dict) -> Facets:
     return Facets(record['task'], protocol.get('name', ''), protocol.get('digest', ''),
                   None if not schedule else (schedule['unit'], int(schedule['run']), int(schedule['configured'])),
                   None if not eval_set else (int(eval_set['images']), eval_set['ids_sha256']),
-                  bool((eval_set or {}).get('subset')))
+                  bool((eval_set or {}).get('subset')), bool(task_of(record['task']).pretrains))
 
 
 def schedule_text(schedule: Optional[Tuple[str, int, int]]) -> str:
@@ -75,7 +78,8 @@ class Variation:
         self.eval_sets: Dict[Column, set] = collections.defaultdict(set)
         for column, f in runs:
             self.digests[column, f.protocol].add(f.digest)
-            self.schedules[column, f.task].add(f.schedule)
+            if not f.pretrains:
+                self.schedules[column, f.task].add(f.schedule)
             self.eval_sets[column].add(f.eval_set)
 
     def column(self, base: Column, f: Facets) -> Column:
@@ -84,7 +88,7 @@ class Variation:
         parts = []
         if len(self.digests[base, f.protocol]) > 1:
             parts.append(f'#{f.digest[:6]}' if f.digest else 'digest unrecorded')
-        if len(self.schedules[base, f.task]) > 1:
+        if not f.pretrains and len(self.schedules[base, f.task]) > 1:
             parts.append(schedule_text(f.schedule))
         sets = self.eval_sets[base]
         if len(sets) > 1:
