@@ -53,19 +53,18 @@ def test_a_non_finite_loss_stops_the_run_and_is_recorded_as_diverged(tmp_path):
     assert record['diverged']['iteration'] == iteration and record['diverged']['last_finite_iteration'] == last
     assert not (tmp_path / 'run' / f'iter_{iteration}.pth').exists()  # no checkpoint of the broken weights
 
-    # the leaderboard: the cell reads 'diverged', never a number; the board of a finished run beside it is intact
+    # the leaderboard: the run fills no row (never a number, its cost in no row) and is listed in its own section
     ok = run_tool('tools/train.py', toy_experiment(tmp_path, 'fine'), '--work-dir', tmp_path / 'fine')
     assert ok.returncode == 0, ok.stderr[-2000:]
     table = build_table([str(tmp_path / 'run')])
-    (row,) = table.rows
-    assert not row.values and list(row.diverged.values()) == [
-        f"diverged at iteration {iteration} (loss {record['diverged']['loss']}; last finite "
-        f"{record['diverged']['last_finite_loss']:.4g} at {last})"]
-    board = run_tool('tools/leaderboard.py', tmp_path / 'run', '--no-paper')
+    assert not table.rows and table.failed == [
+        f"vit_demo_patch8_64 / scratch / 0 epochs, transfer on cifar10: diverged at iteration {iteration} (loss "
+        f"{record['diverged']['loss']}; last finite {record['diverged']['last_finite_loss']:.4g} at {last}): "
+        f"{tmp_path / 'run' / 'result.json'}"]
+    board = run_tool('tools/leaderboard.py', tmp_path / 'run', tmp_path / 'fine', '--no-paper')
     assert board.returncode == 0, board.stderr
-    assert '| diverged |' in board.stdout and '## Diverged runs (no number)' in board.stdout
-    csv = run_tool('tools/leaderboard.py', tmp_path / 'run', '--no-paper', '--format', 'csv')
-    assert ',diverged,' in csv.stdout
+    assert '| diverged |' not in board.stdout and '## Failed and diverged runs (in no row)' in board.stdout
+    assert '1 runs (result.json)' in board.stdout  # the finished one
 
 
 def test_patience_allows_that_many_non_finite_losses_in_a_row():

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from mmengine.config import Config
 
+from harness.experiment.linked_protocol import config_protocol
 from pretrain.export import pretraining_of
 from vitbench.results.paper import PAPER_RESULTS, link_column, load_paper_tables
-from vitbench.results.render import render
+from vitbench.results.render import measured_and_paper, render
 from vitbench.results.reproduction import beyond, check_lines, link_reported
 from vitbench.results.table import Column, LeaderboardError, Row, build_table, config_name, recipe_label
 
@@ -333,8 +334,12 @@ def test_the_leaderboard_doc_lists_every_linked_config():
 
 
 def seg_record(config, miou, protocol, backbone='deit3_base_patch16_224', epochs=400, eval='ss'):
+    """A seg run of ``config`` under ``protocol``: with the digest the config resolves it to when it is the
+    config's own protocol (the run as shipped), else a made-up one."""
     rec = record(config, dict(mIoU=miou), backbone=backbone, epochs=epochs, task='seg', eval=eval)
-    return dict(rec, dataset='ade20k', protocol=None if protocol is None else dict(name=protocol, digest='0' * 12))
+    own = config_protocol(config)
+    digest = own['digest'] if own and own['name'] == protocol else '0' * 12
+    return dict(rec, dataset='ade20k', protocol=None if protocol is None else dict(name=protocol, digest=digest))
 
 
 def test_a_cell_links_to_the_paper_only_under_the_paper_tables_protocol(tmp_path):
@@ -345,20 +350,23 @@ def test_a_cell_links_to_the_paper_only_under_the_paper_tables_protocol(tmp_path
     write(root, 's', seg_record('configs/upernet_deit3_s.py', 44.0, 'upernet_beit160k',
                                 backbone='deit3_small_patch16_224'))
     write(root, 'l', seg_record('configs/upernet_deit3_l.py', 50.0, None, backbone='deit3_large_patch16_224'))
-    table, paper = build_table([str(root)]), load_paper_tables()
+    table, paper = measured_and_paper([str(root)], config_protocol=config_protocol)
     links = link_reported(table, paper)
     assert [(link.row.backbone, link.reported) for link in links] == [('deit3_base_patch16_224', 49.3)]
     md = render('md', table, paper)
     assert '48.7 (paper 49.3, Δ -0.6)' in md and '44.0 (paper' not in md and '50.0 (paper' not in md
-    assert ('| deit3_base_patch16_224 | supervised | 400 | ADE20k mIoU SS | 48.7 | 49.3 | -0.6 | '
+    assert ('| deit3_base_patch16_224 | supervised | 400 | ADE20k mIoU SS · upernet_xcit160k | 48.7 | 49.3 | -0.6 '
+            '| '
             'deit3_ade20k: DeiT III ViT-B (deit3_base_patch16_224) | upernet_xcit160k |') in md
-    assert ('- deit3_small_patch16_224 / supervised / 400 epochs, ADE20k mIoU SS: measured under upernet_beit160k; '
+    assert ('- deit3_small_patch16_224 / supervised / 400 epochs, ADE20k mIoU SS · upernet_beit160k: measured under '
+            'upernet_beit160k; '
             'deit3_ade20k: DeiT III ViT-S (deit3_small_patch16_224) under upernet_xcit160k: not compared') in md
     assert 'deit3_large_patch16_224 / supervised / 400 epochs, ADE20k mIoU SS: measured under no named protocol' in md
     rows = {r['backbone']: r for r in csv.DictReader(io.StringIO(render('csv', table, paper)))
             if r['section'] == 'measured'}
-    assert rows['deit3_small_patch16_224']['ADE20k mIoU SS reported'] == ''
-    assert 'under upernet_beit160k' in rows['deit3_small_patch16_224']['ADE20k mIoU SS reported in']
+    assert rows['deit3_small_patch16_224']['ADE20k mIoU SS · upernet_beit160k reported'] == ''
+    reported_in = rows['deit3_small_patch16_224']['ADE20k mIoU SS · upernet_beit160k reported in']
+    assert 'under upernet_beit160k' in reported_in
     assert 'not compared' in render('html', table, paper)
     result = run_tool(root, '--check-reproduction', '1')
     assert result.returncode == 0 and '1 measured cells linked to paper rows; 0 beyond ±1' in result.stdout

@@ -152,4 +152,7 @@ def test_leaderboard_passes_its_baseline_only_when_set(tmp_path, monkeypatch):
     run(path)
     runner = PipelineRunner(load_pipeline(path, baseline='mae'), out=io.StringIO())
     runner.run()
+    # the reader of the linked configs' protocols goes with every call (paper links need it: issue 45)
+    from harness.experiment.linked_protocol import config_protocol
+    assert all(c.pop('config_protocol') is config_protocol for c in calls)
     assert calls == [{}, {'baseline': 'scratch'}, {'baseline': 'mae'}]

@@ -29,11 +29,11 @@ named; the board of the others is still written); with --check-reproduction, 1 w
 import argparse
 import sys
 
+from harness.experiment.linked_protocol import config_protocol
 from harness.tasks import load_tasks
-from vitbench.results.paper import load_paper_tables
 from vitbench.results.reproduction import beyond, check_lines, match_reported
-from vitbench.results.render import FORMATS, format_of, render, write_leaderboard
-from vitbench.results.table import LeaderboardError, build_table, find_results
+from vitbench.results.render import FORMATS, format_of, measured_and_paper, render, write_leaderboard
+from vitbench.results.table import LeaderboardError, find_results
 
 
 def parse_args(argv=None):
@@ -72,10 +72,10 @@ def _tolerance(text: str) -> float:
 
 def check_reproduction(runs, tolerance: float) -> int:
     """The linked cells beyond ``tolerance`` on stdout; 1 if any, else 0."""
-    table = build_table(runs)
+    table, paper = measured_and_paper(runs, config_protocol=config_protocol)
     for message in table.rejected:
         print(f'error: {message}', file=sys.stderr)
-    links, mismatches = match_reported(table, load_paper_tables())
+    links, mismatches = match_reported(table, paper)
     for line in check_lines(links, tolerance):
         print(line)
     for mismatch in mismatches:  # same-protocol cells only are compared
@@ -99,11 +99,10 @@ def main(argv=None) -> int:
         fmt = args.format or (format_of(args.out) if args.out else 'md')
         if args.out:
             table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper, baseline=args.baseline,
-                                      aggregate=args.aggregate)
+                                      aggregate=args.aggregate, config_protocol=config_protocol)
         else:
-            table = build_table(args.runs)
-            sys.stdout.write(render(fmt, table, [] if args.no_paper else load_paper_tables(), args.runs,
-                                    args.baseline, aggregate=args.aggregate))
+            table, paper = measured_and_paper(args.runs, not args.no_paper, config_protocol)
+            sys.stdout.write(render(fmt, table, paper, args.runs, args.baseline, aggregate=args.aggregate))
     except (LeaderboardError, ValueError) as e:
         print(f'error: {e}', file=sys.stderr)
         return 2

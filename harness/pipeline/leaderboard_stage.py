@@ -22,6 +22,7 @@ def run_leaderboard(pipeline: Pipeline, stage: Stage, counter: str, start: float
                     results: Dict[str, StageResult], say: Callable[[str], None]) -> StageResult:
     """Write the leaderboard of what finished; check its expected orderings."""
     from vitbench.results.expectations import check_expectations, expectations_from
+    from harness.experiment.linked_protocol import config_protocol
     from vitbench.results.render import write_leaderboard
     from vitbench.results.table import LeaderboardError
     spec = stage.spec
@@ -39,7 +40,8 @@ def run_leaderboard(pipeline: Pipeline, stage: Stage, counter: str, start: float
         say(f'{counter} {stage.id}: without {result.id}, which did not finish ({result.status}: '
             f'{result.detail or "-"})')
     try:
-        table = write_leaderboard(runs_of(pipeline, stage), outputs, paper=spec.get('paper', True), **options)
+        table = write_leaderboard(runs_of(pipeline, stage), outputs, paper=spec.get('paper', True),
+                                  config_protocol=config_protocol, **options)
     except (LeaderboardError, OSError, ValueError) as e:
         cause = f'{len(unfinished)} of the {len(stage.deps)} stages it tabulates did not finish (above); ' \
             if unfinished else ''

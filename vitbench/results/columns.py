@@ -29,6 +29,11 @@ class Column:
     # a fine-tune at another resolution than the variant's own: that resolution ('384', or '384x320' when not
     # square), shown as "↑384"; '' for everything else
     res: str = ''
+    # the downstream protocol its runs ran under (result.json ``protocol.name``; '' : none), shown after the label
+    protocol: str = ''
+    # what else sets its runs apart from other runs of the same column on the board (another digest of the same
+    # protocol, another schedule as run, another evaluation set: vitbench.results.experiment), '' : nothing
+    setting: str = ''
 
     @property
     def label(self) -> str:
@@ -39,11 +44,17 @@ class Column:
                     else f'{kind.label} ({self.eval})')
         else:
             what = kind.label + ('' if self.eval == 'ss' else f' ({self.eval})')
-        return f'{name} {what}' + (f' ↑{self.res}' if self.res else '')
+        experiment = ' '.join(t for t in (self.protocol, self.setting) if t)
+        return f'{name} {what}' + (f' ↑{self.res}' if self.res else '') + (f' · {experiment}' if experiment else '')
 
     def at(self, res: str) -> 'Column':
         """This column at fine-tuning resolution ``res`` ('' : the variant's own)."""
-        return Column(self.kind, self.dataset, self.eval, res)
+        return Column(self.kind, self.dataset, self.eval, res, self.protocol, self.setting)
+
+    @property
+    def base(self) -> 'Column':
+        """The column without its protocol and setting: what a paper row's column names."""
+        return Column(self.kind, self.dataset, self.eval, self.res)
 
     def sort_key(self):
         """By kind (a kind with ``beside`` right after that kind, per dataset), dataset, resolution, eval."""
@@ -52,7 +63,7 @@ class Column:
         res_rank = tuple(int(n) for n in self.res.split('x')) if self.res else ()  # the variant's own first
         place = every[self.kind].beside or self.kind
         return (list(every).index(place), _dataset_order(self.dataset), res_rank, eval_rank, self.eval,
-                self.kind != place, self.kind)
+                self.kind != place, self.kind, self.protocol, self.setting)
 
 
 def sorted_columns(columns: Iterable[Column]) -> List[Column]:

@@ -11,6 +11,11 @@ excludes 0) — the question a mean z alone (BoB) or a mean score (VTAB) leaves 
 
 Default columns: the downstream ones (segmentation, detection, transfer) that every row with any downstream
 result has. Rows missing a chosen column are listed, never ranked.
+
+A board that cannot be ranked honestly says so instead of ranking (:attr:`Ranking.refused`): when the runs of a
+column share fewer than :data:`MIN_SHARED` of the test images of each (the bootstrap would draw only the shared ones,
+and compare the rows on a set none of them was scored on), or when a row's interval excludes its own mean z (the
+resamples do not describe the estimate).
 """
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
@@ -31,6 +36,10 @@ def column_key(column: Column) -> str:
     return key + (f'_{column.res}' if column.res else '')
 
 
+# the least fraction of each run's test images that all runs of a ranked column must share
+MIN_SHARED = 0.9
+
+
 @dataclass
 class RankedRow:
     row: Row
@@ -49,6 +58,8 @@ class Ranking:
     dropped: List[Column] = field(default_factory=list)  # default columns some row lacks, left out
     resampled: str = ''  # what the interval is over: 'images', 'seeds', 'seeds+images', '' (nothing to resample)
     resamples: int = bootstrap.RESAMPLES
+    refused: str = ''  # why the rows are not ranked (then ``ranked`` is empty), '' : ranked
+    unranked: List[Row] = field(default_factory=list)  # with ``refused``: the rows it would have ranked
 
 
 def choose_columns(table: Table, names: Optional[Sequence[str]]) -> Tuple[List[Column], List[Column]]:
@@ -88,6 +99,9 @@ def cross_task_rank(table: Table, names: Optional[Sequence[str]] = None, resampl
     images = seeds = False
     for i, column in enumerate(columns):
         groups = [r.evidence.get(column) or [bootstrap.Constant(r.values[column])] for r in rows]
+        too_few = _too_few_shared(column, [run for g in groups for run in g])
+        if too_few:
+            return Ranking(columns, [], missing, dropped, refused=too_few, resamples=resamples, unranked=rows)
         draws[i], n_images = bootstrap.resampled(groups, resamples, seed)
         images |= n_images > 0
         seeds |= any(len(g) > 1 for g in groups)
@@ -103,4 +117,24 @@ def cross_task_rank(table: Table, names: Optional[Sequence[str]] = None, resampl
                                 [float((ranks[k] == r).mean()) for r in range(1, len(rows) + 1)],
                                 k == best or gap_low <= 0))
     what = '+'.join(w for w, used in (('seeds', seeds), ('images', images)) if used)
+    outside = [r for r in ranked if not r.ci95[0] - 1e-9 <= r.mean_z <= r.ci95[1] + 1e-9]
+    if outside:
+        return Ranking(columns, [], missing, dropped, what, resamples, refused=(
+            'the bootstrap interval of ' + ', '.join(f'{r.row.backbone} / {r.row.recipe} ({r.mean_z:+.2f} not in '
+                                                    f'[{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}])' for r in outside)
+            + ' excludes its own mean z: the resamples do not describe the estimate'), unranked=rows)
     return Ranking(columns, ranked, missing, dropped, what, resamples)
+
+
+def _too_few_shared(column: Column, runs: Sequence[object]) -> str:
+    """Why the runs of ``column`` share too few test images to be ranked on them ('' : enough)."""
+    with_ids = [r.ids for r in runs if r.ids is not None]
+    if not with_ids:
+        return ''
+    shared = bootstrap.shared_ids(runs)
+    smallest = min(len(set(ids.tolist())) for ids in with_ids)
+    largest = max(len(set(ids.tolist())) for ids in with_ids)
+    if len(shared) >= MIN_SHARED * largest:
+        return ''
+    return (f'the runs of {column.label} share {len(shared)} of their {smallest}-{largest} test images (fewer than '
+            f'{MIN_SHARED:.0%} of each run\'s): they were not evaluated on one set')

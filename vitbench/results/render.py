@@ -14,7 +14,7 @@ Each format is its own module (:mod:`vitbench.results.render_md`, :mod:`vitbench
 picks the format and writes the files.
 """
 import os.path as osp
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from vitbench.fileio import atomic_write_text
 
@@ -26,7 +26,7 @@ from .render_md import render_markdown
 from .table import Table
 
 FORMATS = ('md', 'csv', 'html')
-__all__ = ['FORMATS', 'format_of', 'render', 'render_csv', 'render_html', 'render_markdown', 'write_leaderboard']
+__all__ = ['FORMATS', 'format_of', 'measured_and_paper', 'render', 'render_csv', 'render_html', 'render_markdown', 'write_leaderboard']
 
 
 def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
@@ -47,6 +47,21 @@ def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[
     return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking)
 
 
+def measured_and_paper(runs: Sequence[str], paper: bool = True,
+                       config_protocol: Optional[Callable[[str], Optional[dict]]] = None) -> Tuple[Table, list]:
+    """The measured table of ``runs`` and the paper tables, with the protocols of the configs they both name
+    resolved by ``config_protocol`` (:func:`~vitbench.results.reproduction.resolve_linked`)."""
+    from .paper import load_paper_tables
+    from .reproduction import resolve_linked
+    from .table import build_table
+    measured = build_table(runs)
+    tables = load_paper_tables() if paper else []
+    if config_protocol is not None:
+        resolve_linked(tables, config_protocol,
+                       {c for row in measured.rows for configs in row.cell_configs.values() for c in configs})
+    return measured, tables
+
+
 def format_of(path: str) -> str:
     """The format a file name asks for: leaderboard.md → 'md'; errors name the file."""
     ext = osp.splitext(path)[1].lstrip('.').lower()
@@ -59,15 +74,15 @@ def format_of(path: str) -> str:
 
 def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True,
                       baseline: Optional[str] = None, figures: Sequence[str] = (),
-                      aggregate: Optional[Sequence[str]] = None) -> Table:
+                      aggregate: Optional[Sequence[str]] = None,
+                      config_protocol: Optional[Callable[[str], Optional[dict]]] = None) -> Table:
     """Build the table from the result.json files under ``runs`` and write it as ``{format: path}``
     (atomically: a reader never sees half a page), with the paired Δ against ``baseline`` when given. Every
-    page is rendered before the first is written, so a bad baseline leaves no file. Returns the measured
-    table (its conflicts included)."""
-    from .paper import load_paper_tables
-    from .table import build_table
-    measured = build_table(runs)
-    tables = load_paper_tables() if paper else []
+    page is rendered before the first is written, so a bad baseline leaves no file. ``config_protocol`` (the
+    harness' reader of configs, :func:`harness.experiment.linked_protocol.config_protocol`) resolves the protocol
+    of the configs paper rows link, without which no cell under a protocol links to a paper number. Returns the
+    measured table (its conflicts included)."""
+    measured, tables = measured_and_paper(runs, paper, config_protocol)
     pngs = []
     for path in figures:
         with open(path, 'rb') as f:

@@ -49,8 +49,6 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
     def stats_of(row: Row, column: Column) -> list:
         summary = row.stats.get(column)
         value = row.values.get(column)
-        if column in row.diverged:
-            return ['diverged', '', '', '', '', '']
         if summary is None:
             return [number(value), '', '1' if value is not None else '', '', '', '']
         return [number(summary.mean), *(number(getattr(summary, f)) for f in _STAT_FIELDS), summary.interval]
@@ -74,7 +72,9 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                              number(row.gflops), *[v for c in columns for v in stats_of(row, c)], *delta_cells,
                              *reported_cells, *(rank_cells.get(id(row), no_rank) if is_measured else no_rank),
                              number(row.pretrain_hours), number(row.total_hours), number(row.peak_mem_MB),
-                             len(row.runs) if is_measured else '', '; '.join(best), row.note])
+                             len(row.runs) if is_measured else '', '; '.join(best),
+                             '; '.join(f'{c.label}: conflict, {text}' for c, text in row.conflicts.items())
+                             if is_measured else row.note])
     return buf.getvalue()
 
 
@@ -93,6 +93,8 @@ def _csv_rank_cells(ranking: Ranking, number) -> Dict[int, List[str]]:
     blank = [''] * (len(_csv_rank_head(ranking)) - 1)  # all but 'rank over'
     cells.update({id(row): [*blank, 'not ranked: no ' + ', '.join(column_key(c) for c in lacks)]
                   for row, lacks in ranking.missing})
+    if ranking.refused:  # no row is ranked: each says why
+        return {id(row): [*blank, f'not ranked: {ranking.refused}'] for row in ranking.unranked} | cells
     return cells
 
 

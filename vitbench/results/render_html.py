@@ -8,9 +8,9 @@ from .baseline import Deltas
 from .html_interactive import CSS as INTERACTIVE_CSS
 from .html_interactive import MEASURED_ID, filter_box, script
 from .rank import Ranking
-from .render_text import (DELTA_LEGEND, LEGEND, PAPER_INTRO, conflict_lines, delta_header, delta_rows,
-                          diverged_lines, is_text, rank_header, rank_notes, rank_rows, relative_path, row_cells,
-                          table_header, where_text)
+from .render_text import (DELTA_LEGEND, FAILED_INTRO, FAILED_TITLE, LEGEND, PAPER_INTRO, SPLIT_INTRO, SPLIT_TITLE,
+                          conflict_lines, delta_header, delta_rows, failed_lines, is_text, rank_header, rank_notes,
+                          rank_rows, relative_path, row_cells, table_header, where_text)
 from .reproduction import html_section, links_by_cell, match_reported
 from .table import Table
 
@@ -65,6 +65,8 @@ def _html_ranking(ranking: Ranking) -> str:
     body = ['<tr>' + ''.join(f'<td>{e(t)}</td>' if i in (1, 2) else f'<td class="num">{e(t)}</td>'
                              for i, t in enumerate(cells)) + '</tr>' for cells in rank_rows(ranking)]
     notes = ''.join(f'<p>{e(n)}</p>' for n in rank_notes(ranking))
+    if ranking.refused:  # a board that cannot be ranked honestly says so, with no table
+        return f'<h2>Cross-task rank</h2>{notes}'
     return (f'<h2>Cross-task rank</h2>{notes}<table id="rank"><thead><tr>{head}</tr></thead><tbody>\n'
             + '\n'.join(body) + '\n</tbody></table>')
 
@@ -100,9 +102,13 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
                      '<p>The same cell is filled by runs that disagree:</p><ul>')
         parts += [f'<li class="warning">{e(line)}</li>' for line in conflict_lines(measured, relative_path)]
         parts.append('</ul>')
-    if any(row.diverged for row in measured.rows):
-        parts.append('<h2 class="warning">Diverged runs (no number)</h2><ul>')
-        parts += [f'<li class="warning">{e(line)}</li>' for line in diverged_lines(measured)]
+    if measured.splits:
+        parts.append(f'<h2 class="warning">{e(SPLIT_TITLE)}</h2><p>{e(SPLIT_INTRO)}</p><ul>')
+        parts += [f'<li class="warning">{e(line)}</li>' for line in measured.splits]
+        parts.append('</ul>')
+    if measured.failed:
+        parts.append(f'<h2 class="warning">{e(FAILED_TITLE)}</h2><p>{e(FAILED_INTRO)}</p><ul>')
+        parts += [f'<li class="warning">{e(line)}</li>' for line in failed_lines(measured)]
         parts.append('</ul>')
     if measured.rejected:
         parts.append('<h2 class="warning">Result files left out</h2><ul>')

@@ -4,9 +4,9 @@ from typing import List, Optional, Sequence, Tuple
 
 from .baseline import Deltas
 from .rank import Ranking
-from .render_text import (DELTA_LEGEND, LEGEND, PAPER_INTRO, conflict_lines, delta_header, delta_rows,
-                          diverged_lines, is_text, rank_header, rank_notes, rank_rows, relative_path, row_cells,
-                          table_header, where_text)
+from .render_text import (DELTA_LEGEND, FAILED_INTRO, FAILED_TITLE, LEGEND, PAPER_INTRO, SPLIT_INTRO, SPLIT_TITLE,
+                          conflict_lines, delta_header, delta_rows, failed_lines, is_text, rank_header, rank_notes,
+                          rank_rows, relative_path, row_cells, table_header, where_text)
 from .reproduction import links_by_cell, markdown_section, match_reported
 from .table import Table
 
@@ -37,6 +37,8 @@ def _md_deltas(deltas: Deltas, table: Table) -> List[str]:
 
 def _md_ranking(ranking: Ranking) -> List[str]:
     head = rank_header(ranking)
+    if ranking.refused:  # a board that cannot be ranked honestly says so, with no table
+        return ['## Cross-task rank', '', *'\n\n'.join(rank_notes(ranking)).split('\n')]
     lines = ['## Cross-task rank', '', *[f'{n}\n' for n in rank_notes(ranking)],
              '| ' + ' | '.join(map(_md_cell, head)) + ' |',
              '|' + '|'.join('---' if i in (1, 2) else '---:' for i in range(len(head))) + '|']
@@ -63,9 +65,12 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
         out += ['', '## Warnings: conflicting duplicate runs', '',
                 'The same cell is filled by runs that disagree:', '']
         out += [f'- {line}' for line in conflict_lines(measured, relative_path)]
-    if any(row.diverged for row in measured.rows):
-        out += ['', '## Diverged runs (no number)', '']
-        out += [f'- {line}' for line in diverged_lines(measured)]
+    if measured.splits:
+        out += ['', f'## {SPLIT_TITLE}', '', SPLIT_INTRO, '']
+        out += [f'- {_md_cell(line)}' for line in measured.splits]
+    if measured.failed:
+        out += ['', f'## {FAILED_TITLE}', '', FAILED_INTRO, '']
+        out += [f'- {_md_cell(line)}' for line in failed_lines(measured)]
     if measured.rejected:
         out += ['', '## Result files left out', '']
         out += [f'- {_md_cell(message)}' for message in measured.rejected]

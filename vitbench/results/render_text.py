@@ -102,14 +102,14 @@ def row_cells(table: Table, row: Row, measured: bool, links=None) -> List[Tuple[
              (fmt_cost(row.params_M), False, ''), (fmt_cost(row.gflops), False, '')]
     for c in table.columns:
         summary = row.stats.get(c)
-        if c in row.diverged:  # its run stopped with a non-finite loss: no number to show
-            cells.append(('diverged', False, row.diverged[c]))
-        elif summary is None:  # a paper row, or no value
+        if summary is None:  # a paper row, or no value
             cells.append((fmt_metric(row.values.get(c)), False, ''))
         else:
             link = (links or {}).get((id(row), c))
             tooltip = '; '.join(t for t in (interval_text(summary), link and f'paper: {link.source}') if t)
-            cells.append((fmt_summary(summary) + fmt_reported(link), measured and table.is_best(row, c), tooltip))
+            conflict = row.conflicts.get(c)
+            cells.append((fmt_summary(summary) + fmt_reported(link) + (f' (conflict: {conflict})' if conflict else ''),
+                          measured and table.is_best(row, c), tooltip))
     if measured and has_cost(table):
         cells += [(fmt_cost(v), False, '') for v in (row.pretrain_hours, row.total_hours, row.peak_mem_MB)]
     if measured:
@@ -164,10 +164,18 @@ def relative_path(path: str) -> str:
     return path if rel.startswith('..') else rel
 
 
-def diverged_lines(table: Table) -> List[str]:
-    """One line per cell whose run stopped with a non-finite loss: row, column and where."""
-    return [f'{row.backbone} / {row.recipe} / {epochs_text(row) or "-"} epochs, {column.label}: {where}'
-            for row in table.rows for column, where in row.diverged.items()]
+FAILED_TITLE = 'Failed and diverged runs (in no row)'
+FAILED_INTRO = ('Runs that stopped before their end (result.json "status": "diverged": the loss stopped being '
+                'finite). They give no number, and their cost is in no row.')
+SPLIT_TITLE = 'Cells split by experiment'
+SPLIT_INTRO = ('Runs of one row and column that are not the same experiment (another protocol or digest of its '
+               'settings, another schedule as run, another evaluation set) are never averaged: each fills its own '
+               'column.')
+
+
+def failed_lines(table: Table) -> List[str]:
+    """One line per run that stopped with a non-finite loss: row, task, where, and its result.json."""
+    return list(table.failed)
 
 
 def rank_header(ranking: Ranking) -> List[str]:
@@ -182,7 +190,11 @@ def rank_rows(ranking: Ranking) -> List[List[str]]:
 
 
 def rank_notes(ranking: Ranking) -> List[str]:
-    """The legend, the columns ranked over, and what was left out."""
+    """The legend, the columns ranked over, and what was left out; for a board that cannot be ranked honestly,
+    why."""
+    if ranking.refused:
+        return [f'Not ranked: {ranking.refused}.',
+                'Columns: ' + ', '.join(f'{c.label} ({column_key(c)})' for c in ranking.columns) + '.']
     what = ranking.resampled.replace('+', ' and ') or 'nothing to resample: no per-image results or seeds'
     notes = [RANK_LEGEND.format(resamples=ranking.resamples, what=what),
              'Columns: ' + ', '.join(f'{c.label} ({column_key(c)})' for c in ranking.columns) + '.']

@@ -9,8 +9,11 @@ A measured cell is *linked* to a paper row when
     ``epochs`` (a run shortened with ``--cfg-options`` records the epochs it trained, so it links to nothing;
     one fine-tuning config run from MAE and from distilled MAE checkpoints gives two experiments);
   * the cell's runs recorded the downstream protocol the paper table names (``protocol``: the same settings, e.g.
-    ``upernet_xcit160k``); a cell that matches in everything but its protocol is listed as *not compared*, with
-    both protocols, never set beside the paper's number;
+    ``upernet_xcit160k``) *as the linked config defines it*: the digest of its settings that the config resolves to
+    (:func:`resolve_linked`, given the harness' reader of configs; the leaderboard reads none itself). A cell that
+    matches in everything but its protocol, or its protocol's digest (a run with a setting overridden, or of an
+    older version of the protocol), or whose config's digest is not known, is listed as *not compared*, with why,
+    never set beside the paper's number;
   * the paper row reports that column (dataset and evaluation: top-1, ``v2``, ``real``, ``ms``, ...), at the same
     fine-tuning resolution: a ↑384 paper row (``img_size: 384``) links to the measured "ImageNet top-1 ↑384" cell
     of a 384 fine-tune, a row without ``img_size`` to the cells at the variant's own resolution.
@@ -18,7 +21,7 @@ Rows of several tables may report the same experiment (the loader makes them agr
 """
 import html
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .paper import cell_protocol, link_column
 from .stats import Summary
@@ -44,17 +47,52 @@ class Link:
 
 @dataclass(frozen=True)
 class ProtocolMismatch:
-    """A measured cell that is a paper row's experiment in all but its downstream protocol: not compared."""
+    """A measured cell that is a paper row's experiment in all but its downstream protocol (or the digest of its
+    settings): not compared."""
     row: Row
     column: Column
     measured_protocol: str  # '' : none recorded
     sources: Tuple[Tuple[str, str, str], ...]  # (paper table id, the paper's model name, its protocol)
+    why: str = ''  # the names agree: why the digests do not ('' : the names differ)
 
     def line(self) -> str:
         paper = '; '.join(f"{table}: {model} under {protocol or 'no named protocol'}"
                           for table, model, protocol in self.sources)
         return (f'{self.row.backbone} / {self.row.recipe} / {self.row.epochs} epochs, {self.column.label}: measured '
-                f"under {self.measured_protocol or 'no named protocol'}; {paper}: not compared")
+                f"under {self.measured_protocol or 'no named protocol'}; {paper}"
+                + (f', but {self.why}' if self.why else '') + ': not compared')
+
+
+def resolve_linked(paper: Sequence[Table], config_protocol: Callable[[str], Optional[dict]],
+                   configs: Optional[Iterable[str]] = None) -> None:
+    """Record on each paper row the protocol its linked configs resolve to (``config_protocol``: config ->
+    ``{'name', 'digest'}`` or None, the harness' :func:`harness.experiment.linked_protocol.config_protocol`), for
+    the configs ``configs`` names (default: all) of the rows measured under a protocol."""
+    wanted = None if configs is None else set(configs)
+    for table in paper:
+        for row in table.rows:
+            if not row.protocol:
+                continue
+            for config in row.configs:
+                if wanted is None or config in wanted:
+                    resolved = config_protocol(config) or {}
+                    row.linked_protocols[config] = (resolved.get('name', ''), resolved.get('digest', ''))
+
+
+def _digest_problem(paper_row: Row, config: str, protocol: str, digest: str) -> str:
+    """Why a cell under the paper row's protocol name is still not its experiment ('' : it is)."""
+    if not protocol:
+        return ''  # no protocol on either side (ImageNet): the config is the recipe
+    if config not in paper_row.linked_protocols:
+        return (f'the digest {config} resolves {protocol} to is not known (tools/leaderboard.py resolves linked '
+                'configs)')
+    name, expected = paper_row.linked_protocols[config]
+    if name != protocol:
+        return f'{config} runs {name or "no named protocol"}, not the paper table\'s {protocol}'
+    if digest != expected:
+        return (f"its runs recorded {protocol} #{digest[:12] or 'unrecorded'} and {config} resolves it to "
+                f'#{expected[:12]}: other settings')
+    return ''
 
 
 def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
@@ -65,7 +103,7 @@ def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
 def match_reported(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link], List[ProtocolMismatch]]:
     """The measured cells linked to paper rows, and those that would be but ran under another protocol (not
     compared), each in table order."""
-    index: Dict[tuple, List[Tuple[str, Row, float, str]]] = {}
+    index: Dict[tuple, List[Tuple[str, Row, float, str]]] = {}  # by the measured column's base (no protocol)
     for table in paper:
         for row in table.rows:
             for config in row.configs:
@@ -77,16 +115,21 @@ def match_reported(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link],
         for column in measured.columns:
             configs = row.cell_configs.get(column) or ()
             protocols = row.cell_protocols.get(column) or ('',)
-            if column not in row.stats or len(configs) != 1 or len(protocols) != 1:
+            digests = row.cell_digests.get(column) or ('',)
+            if column not in row.stats or len(configs) != 1 or len(protocols) != 1 or len(digests) != 1:
                 continue  # no value, or seeds from different configs or protocols: not one experiment
-            candidates = index.get((configs[0], row.backbone, row.recipe, row.epochs, column)) or []
-            reporting = [c for c in candidates if c[3] == protocols[0]]
+            candidates = index.get((configs[0], row.backbone, row.recipe, row.epochs, column.base)) or []
+            same_name = [c for c in candidates if c[3] == protocols[0]]
+            partial = row.cells[column].partial
+            problems = [partial or _digest_problem(c[1], configs[0], protocols[0], digests[0]) for c in same_name]
+            reporting = [c for c, problem in zip(same_name, problems) if not problem]
             if reporting:
                 links.append(Link(row, column, row.stats[column], reporting[0][2],
                                   tuple((table_id, paper_row.backbone) for table_id, paper_row, _, _ in reporting)))
             elif candidates:
                 mismatches.append(ProtocolMismatch(row, column, protocols[0], tuple(
-                    (table_id, paper_row.backbone, protocol) for table_id, paper_row, _, protocol in candidates)))
+                    (table_id, paper_row.backbone, protocol) for table_id, paper_row, _, protocol in candidates),
+                    why=problems[0] if problems else ''))
     return links, mismatches
 
 

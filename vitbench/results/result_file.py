@@ -7,6 +7,7 @@ import os
 import os.path as osp
 from typing import List, Sequence
 
+from .experiment import UNITS
 from .schema import DIVERGED, task_names, task_of
 
 _COST_NUMBERS = ('wall_s', 'device_hours', 'peak_mem_MB', 'images_per_s', 'pretrain_device_hours',
@@ -17,15 +18,21 @@ class LeaderboardError(ValueError):
     """A result.json (or paper data file) that cannot be read; the message names the file and the key."""
 
 
+# folders where experiment trackers copy a run's files (MLflow's artifacts under WORK_DIR/<time>/vis_data): a
+# result.json there is a copy of its run's, not a run
+TRACKER_FOLDERS = ('vis_data',)
+
+
 def find_results(paths: Sequence[str]) -> List[str]:
-    """Every ``result.json`` under the given folders (a .json file counts as itself), sorted, no repeats."""
+    """Every ``result.json`` under the given folders (a .json file counts as itself), sorted, no repeats; the copies
+    trackers keep (:data:`TRACKER_FOLDERS`) are not runs and are skipped."""
     found = []
     for path in paths:
         if osp.isfile(path):
             found.append(path)
         elif osp.isdir(path):
             for root, dirs, files in os.walk(path):
-                dirs.sort()
+                dirs[:] = sorted(d for d in dirs if d not in TRACKER_FOLDERS)
                 if 'result.json' in files:
                     found.append(osp.join(root, 'result.json'))
         else:
@@ -154,6 +161,13 @@ def read_result(path: str) -> dict:
                                      and isinstance(protocol.get('digest'), str)):
         raise LeaderboardError(f"{path}: key 'protocol' is {protocol!r}, expected null or an object "
                                '{"name": str, "digest": str}')
+    schedule = record.get('schedule')
+    _optional(path, 'schedule', schedule, lambda v: isinstance(v, dict) and v.get('unit') in UNITS and all(
+        _count(v.get(k)) for k in ('run', 'configured')),
+        f'null or an object {{"unit": one of {UNITS}, "run": int, "configured": int}} (the schedule as run)')
+    _optional(path, 'eval_set', record.get('eval_set'), lambda v: isinstance(v, dict) and _count(v.get('images'))
+              and isinstance(v.get('ids_sha256'), str) and v['ids_sha256'],
+              'null or an object {"images": int, "ids_sha256": str} (which images the run was evaluated on)')
     _optional(path, 'per_image', record.get('per_image'),
               lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
               "a list of metric names (those with evidence in per_image.npz beside it)")

@@ -25,6 +25,8 @@ class Entry:
     task: str = ''
     config: str = ''  # the run's config, as vitbench.results.result_file.config_name puts it
     protocol: str = ''  # the name of the downstream protocol it ran under ('' : none recorded)
+    digest: str = ''  # and the digest of its settings as the run resolved them
+    partial: str = ''  # why the run is not its config's whole experiment (vitbench.results.experiment.Facets)
     metric: str = ''  # its name in result.json
     per_image: bool = False  # the run left per-image evidence for it (vitbench.results.per_image)
 
@@ -45,13 +47,14 @@ class Cell:
     stats: Optional[Summary] = None  # the summary over seeds (or a single run's interval over its test images)
     configs: Optional[Tuple[str, ...]] = None  # the configs of the runs used
     protocols: Optional[Tuple[str, ...]] = None  # and their protocols' names
+    digests: Optional[Tuple[str, ...]] = None  # and digests (one cell: one protocol, so one of each)
     # the runs (one per seed) as the bootstrap resamples them: per-image evidence, or a
     # vitbench.results.bootstrap.Constant for a run that left none
     evidence: Optional[List[object]] = None
     hours: Optional[float] = None  # the price: the pre-training + the task's runs behind the cell, device-hours
-    # its runs stopped because their loss stopped being finite (result.json status 'diverged'): where, shown as
-    # 'diverged', never as a number; a cell another run of which finished shows that run's value
-    diverged: str = ''
+    # runs of one seed that disagree: the rule used and the values ('newest of 29.8, 28.2'), shown in the cell
+    conflict: str = ''
+    partial: str = ''  # a run of it is not its config's whole experiment (truncated, a subset): why; never linked
 
 
 def _present(cells: Dict[Column, Cell], part: str) -> Mapping:
@@ -79,6 +82,9 @@ class Row:
     # the downstream protocols the paper measured the row under, by column kind ('*': every kind; see
     # vitbench.results.paper.cell_protocol)
     protocol: Dict[str, str] = field(default_factory=dict)
+    # paper rows: the protocol each linked config resolves to, config -> (name, digest) ('' , '': none), as the
+    # harness reads the configs (vitbench.results.reproduction.resolve_linked); a config absent: not resolved
+    linked_protocols: Dict[str, Tuple[str, str]] = field(default_factory=dict)
     # the price, from the runs' ``cost`` (None: not recorded): pre-training device-hours, everything the row ran,
     # and the largest peak memory of its runs (each cell's own: Cell.hours)
     pretrain_hours: Optional[float] = None
@@ -119,8 +125,12 @@ class Row:
         return _present(self.cells, 'evidence')
 
     @property
-    def diverged(self) -> Mapping[Column, str]:
-        return _present(self.cells, 'diverged')
+    def cell_digests(self) -> Mapping[Column, Tuple[str, ...]]:
+        return _present(self.cells, 'digests')
+
+    @property
+    def conflicts(self) -> Mapping[Column, str]:
+        return _present(self.cells, 'conflict')
 
     @property
     def cell_hours(self) -> Mapping[Column, float]:
@@ -138,6 +148,11 @@ class Table:
     rejected: List[str] = field(default_factory=list)  # measured: why each result file left out was, one line each
     # measured: per-image evidence that could not be used (the cell keeps its value, without an interval over images)
     warnings: List[str] = field(default_factory=list)
+    # measured: the runs that did not finish (result.json status 'diverged'), one line each; they fill no row
+    failed: List[str] = field(default_factory=list)
+    # measured: the cells of a row split into several experiments (another protocol, schedule, evaluation set),
+    # one line each saying why
+    splits: List[str] = field(default_factory=list)
 
     def best(self, column: Column) -> Optional[float]:
         """The highest value of ``column`` (the lowest for an error: mCE, ECE) when at least two rows have one (a

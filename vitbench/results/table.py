@@ -24,7 +24,10 @@ can be compared paired by seed (:mod:`vitbench.results.baseline`). A run that le
 result.json (``per_image``: :mod:`vitbench.results.per_image`) gives its cell an interval over the test images, a
 percentile bootstrap (:mod:`vitbench.results.bootstrap`): the only interval a single run has (several seeds keep
 their t-interval). Two runs of the same seed (or two without a
-seed) that fill a cell with different values are a :class:`Conflict`: the newest is used and all are listed.
+seed) that fill a cell with different values are a :class:`Conflict`: the newest is used, and the cell says so with
+both values. A cell is one experiment (:mod:`vitbench.results.experiment`): runs of one row and column under another
+protocol, digest, schedule as run or evaluation set fill columns of their own, never averaged (``Table.splits`` says
+why); a diverged run fills no row (``Table.failed``).
 Cells no run fills stay empty (``None``), never zero. Each row also carries the price of its numbers from the
 runs' ``cost``: device-hours of its pre-training, of each cell's task, in all, and the peak memory.
 Reading and checking a result.json is :mod:`vitbench.results.result_file`; what it fills,
@@ -40,6 +43,7 @@ import numpy as np
 
 from . import bootstrap, per_image
 from .columns import Column, dataset_label, sorted_columns  # noqa: F401 - the table's vocabulary, imported from here
+from .experiment import Facets, Variation, facets_of, why_apart
 from .price import cell_hours, cost, row_number, row_price
 from .record_cells import (cells_of, columns_of, diverged_where, finetune_res, recipe_label,  # noqa: F401
                            res_label)
@@ -63,9 +67,8 @@ def _seed_of(record: dict) -> Seed:
 
 def _newest_by_seed(entries: List[Entry]) -> Dict[Seed, List[Entry]]:
     """A cell's runs of the highest priority by seed, newest first: the first of each seed is the one used."""
-    top = max(e.priority for e in entries)
     by_seed: Dict[Seed, List[Entry]] = {}
-    for e in sorted((e for e in entries if e.priority == top), key=lambda e: e.created, reverse=True):
+    for e in sorted(_top_priority(entries), key=lambda e: e.created, reverse=True):
         by_seed.setdefault(e.seed, []).append(e)
     return by_seed
 
@@ -73,7 +76,8 @@ def _newest_by_seed(entries: List[Entry]) -> Dict[Seed, List[Entry]]:
 def _aggregate(key: RowKey, column: Column, by_seed: Dict[Seed, List[Entry]], row: Row,
                conflicts: List[Conflict]) -> None:
     """Fill ``row``'s cell from its runs (:func:`_newest_by_seed`): the newest run of each seed, summarised over
-    seeds."""
+    seeds; runs of one seed that disagree are a conflict, named in the cell."""
+    conflict = []
     for seed, same_seed in by_seed.items():
         distinct = []
         for e in same_seed:
@@ -81,12 +85,16 @@ def _aggregate(key: RowKey, column: Column, by_seed: Dict[Seed, List[Entry]], ro
                 distinct.append(e)
         if len(distinct) > 1:
             conflicts.append(Conflict(key, column, same_seed, seed))
+            conflict.append(('' if seed is None or len(by_seed) == 1 else f'seed {seed}: ')
+                            + 'newest of ' + ', '.join(f'{e.value:.1f}' for e in distinct))
     samples = {seed: same_seed[0].value for seed, same_seed in by_seed.items()}
     stats = summarize(list(samples.values()))
     row.cells[column] = Cell(stats.mean, samples, stats,
                              configs=tuple(sorted({same_seed[0].config for same_seed in by_seed.values()})),
                              protocols=tuple(sorted({same_seed[0].protocol for same_seed in by_seed.values()})),
-                             hours=cell_hours(row, by_seed))
+                             digests=tuple(sorted({same_seed[0].digest for same_seed in by_seed.values()})),
+                             hours=cell_hours(row, by_seed), conflict='; '.join(conflict),
+                             partial='; '.join(sorted({s[0].partial for s in by_seed.values()} - {''})))
 
 
 # how far a run's per-image evidence may recompute its recorded value: the toolboxes round what they report
@@ -125,29 +133,68 @@ def _attach_evidence(row: Row, column: Column, used: List[Entry], warnings: List
             cell.stats = Summary(cell.stats.mean, 1, None, low, high, 'images')
 
 
+def _row_key(record: dict) -> RowKey:
+    epochs = record['pretrain'].get('epochs')
+    return (record['backbone'], recipe_label(record['pretrain'], record.get('variant_img_size')),
+            None if epochs is None else int(epochs))
+
+
+def _failed_line(path: str, record: dict) -> str:
+    backbone, recipe, epochs = _row_key(record)
+    return (f"{backbone} / {recipe} / {'' if epochs is None else epochs} epochs, {record['task']} on "
+            f"{record['dataset']}: {diverged_where(record)}: {path}")
+
+
+def _top_priority(entries: List[Entry]) -> List[Entry]:
+    top = max(e.priority for e in entries)
+    return [e for e in entries if e.priority == top]
+
+
 def build_table(paths: Sequence[str]) -> Table:
     """The measured table from every result.json under ``paths`` (see the module docstring)."""
-    records, rejected = [], []
+    records, rejected, failed = [], [], []
     for path in find_results(paths):  # every bad file is named, and the board of the good ones still made
         try:
-            records.append((path, read_result(path)))
+            record = read_result(path)
         except LeaderboardError as e:
             rejected.append(str(e))
+            continue
+        if record.get('status') == DIVERGED:  # listed in its own section, never in a row
+            failed.append(_failed_line(path, record))
+        else:
+            records.append((path, record))
     by_row: Dict[RowKey, List[dict]] = collections.defaultdict(list)
     row_paths: Dict[RowKey, List[str]] = collections.defaultdict(list)
-    cells: Dict[Tuple[RowKey, Column], List[Entry]] = collections.defaultdict(list)
+    by_base: Dict[Tuple[RowKey, Column], List[Tuple[Entry, Facets]]] = collections.defaultdict(list)
     for path, record in records:
-        epochs = record['pretrain'].get('epochs')
-        key = (record['backbone'], recipe_label(record['pretrain'], record.get('variant_img_size')),
-               None if epochs is None else int(epochs))
+        key = _row_key(record)
         by_row[key].append(record)
         row_paths[key].append(path)
+        facets = facets_of(record)
         for column, value, priority, metric in cells_of(record, with_metric=True):
-            cells[key, column].append(Entry(value, path, record.get('created') or '', priority, _seed_of(record),
-                                            cost(record, 'device_hours'), record['task'],
-                                            config_name(record.get('config')),
-                                            (record.get('protocol') or {}).get('name', ''), metric,
-                                            metric in (record.get('per_image') or ())))
+            by_base[key, column].append((Entry(value, path, record.get('created') or '', priority, _seed_of(record),
+                                               cost(record, 'device_hours'), record['task'],
+                                               config_name(record.get('config')), facets.protocol, facets.digest,
+                                               facets.partial, metric, metric in (record.get('per_image') or ())),
+                                         facets))
+    # a pre-training run's own top-1 gives way to a fine-tune's before the experiments are told apart
+    for pairs in by_base.values():
+        top = max(e.priority for e, _ in pairs)
+        pairs[:] = [(e, f) for e, f in pairs if e.priority == top]
+    variation = Variation((base, f) for (_, base), pairs in by_base.items() for _, f in pairs)
+    cells: Dict[Tuple[RowKey, Column], List[Entry]] = collections.defaultdict(list)
+    splits = []
+    for (key, base), pairs in by_base.items():
+        apart: Dict[Column, Facets] = {}
+        for entry, facets in pairs:
+            column = variation.column(base, facets)
+            cells[key, column].append(entry)
+            apart.setdefault(column, facets)
+        if len(apart) > 1:
+            backbone, recipe, epochs = key
+            splits.append(f"{backbone} / {recipe} / {'' if epochs is None else epochs} epochs, {base.label}: "
+                          f'{len(apart)} experiments, not averaged ({why_apart(list(apart.values()))}): '
+                          + ', '.join(sorted(c.label for c in apart)))
 
     rows = {key: Row(*key, params_M=row_number(recs, 'params_M'), gflops=row_number(recs, 'gflops'),
                      runs=row_paths[key]) for key, recs in by_row.items()}
@@ -159,15 +206,9 @@ def build_table(paths: Sequence[str]) -> Table:
         by_seed = _newest_by_seed(entries)
         _aggregate(key, column, by_seed, rows[key], conflicts)
         _attach_evidence(rows[key], column, [same_seed[0] for same_seed in by_seed.values()], warnings)
-    for key, recs in by_row.items():
-        for record in recs:
-            if record.get('status') == DIVERGED:
-                for _, column in columns_of(record):
-                    if rows[key].cell(column).value is None:
-                        rows[key].cells[column].diverged = diverged_where(record)
     ordered = sorted(rows.values(), key=_row_order)
     conflicts.sort(key=lambda c: (c.row[0], c.row[1], -1 if c.row[2] is None else c.row[2], c.column.sort_key(),
                                   -1 if c.seed is None else c.seed))
     columns = sorted_columns(c for r in ordered for c in r.cells)
     return Table(ordered, columns, conflicts, title='Measured', id='measured', rejected=rejected,
-                 warnings=warnings)
+                 warnings=warnings, failed=failed, splits=sorted(splits))
