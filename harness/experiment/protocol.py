@@ -42,6 +42,8 @@ def protocol_of(cfg) -> Optional[dict]:
     values = {}
     for key in settings:
         value = lookup(cfg, key)
+        if value is _MISSING and key.startswith('model.'):  # tools/test.py --tta: the wrapped model's settings
+            value = lookup(cfg, 'model.module.' + key[len('model.'):])
         if value is _MISSING:
             raise ProtocolError(f"{where} ({spec['name']}) fixes '{key}', which the config does not have")
         values[key] = value
