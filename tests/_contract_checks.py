@@ -88,7 +88,11 @@ def check_on_meta(name: str) -> None:
     assert (seg.model.backbone.type, seg.model.backbone.arch) == (f'vitbench.{record.dense_type}', name)
     assert seg.model.backbone.out_indices == LEVELS[record.upernet_levels](depth)
     assert seg.model.neck.embed_dim == dim and seg.model.decode_head.in_channels == [dim] * 4
-    assert seg.model.decode_head.channels == WIDTHS[record.upernet_width](dim)
+    assert seg.model.decode_head.channels == seg.model.auxiliary_head.channels == 64  # the demo protocol's rule
+    by_width = copy.deepcopy(_demo('upernet_demo.py'))  # under a 'by_width' rule: the record's width rule
+    by_width.experiment.protocol.heads.decode_head = 'by_width'
+    swap_backbone(by_width, name)
+    assert by_width.model.decode_head.channels == WIDTHS[record.upernet_width](dim)
     det = swapped('maskrcnn_demo.py', name)
     assert det.model.backbone.type == f'vitbench.{record.dense_type}' and det.model.backbone.out_indices == [depth - 1]
     assert det.model.neck.in_channels == dim and det.model.neck.scales == [patch / 4, patch / 8, patch / 16, patch / 32]

@@ -147,7 +147,8 @@ def test_upernet_config_follows_table_4_6():
 def test_swap_into_the_demo_upernet_trains_two_iterations(tiny_ade, tmp_path):  # noqa: F811
     cfg = one_iteration_cfg(tiny_ade, tmp_path, backbone='resmlp_demo_patch8_64')
     assert cfg.model.backbone.type == 'vitbench.ResMLP' and cfg.model.backbone.out_indices == [1, 2, 3, 5]
-    assert cfg.model.backbone.img_size == (128, 128) and cfg.model.decode_head.channels == 192  # the demo's crop
+    assert cfg.model.backbone.img_size == (128, 128)  # the demo's crop
+    assert cfg.model.decode_head.channels == 64  # the demo protocol's head rule, for every backbone
     cfg.train_cfg.max_iters = cfg.train_cfg.val_interval = 2
     runner = build_runner(cfg)
     runner.train()

@@ -139,7 +139,7 @@ def test_the_swap_writes_the_records_dense_type_and_upernet_layout():
     assert (backbone.type, backbone.arch, seg.experiment.backbone) == ('vitbench.ToyPoolNet', TOY, TOY)
     assert backbone.out_indices == [1, 2, 3, 5] and backbone.img_size == 128  # depth 6: four blocks spread
     assert seg.model.neck.embed_dim == 32 and seg.model.decode_head.in_channels == [32] * 4
-    assert seg.model.decode_head.channels == 192 and seg.model.auxiliary_head.in_channels == 32
+    assert seg.model.decode_head.channels == 64 and seg.model.auxiliary_head.in_channels == 32  # the demo's rule
 
 
 def test_the_upernet_layout_follows_the_record(toy_record):

@@ -137,5 +137,20 @@ def test_a_protocol_digest_follows_the_settings_it_fixes_and_only_those():
     logged.merge_from_dict({'default_hooks.logger.interval': 10})  # not a protocol setting
     assert protocol_of(logged) == base
     assert protocol_of(load('configs/upernet_deit3_l.py')) == base  # same settings, another backbone
-    assert protocol_of(load('configs/upernet_deit3_s.py'))['digest'] != base['digest']  # its 384-channel head
+    # the head rule, not the widths it gives: ViT-S's 384-channel head is the same rule as ViT-B's 512
+    assert protocol_of(load('configs/upernet_deit3_s.py')) == base
     assert protocol_of(load('configs/pretrain/deit3_base_in1k_400e.py')) is None  # a recipe is its own config
+
+
+def test_a_tta_run_records_the_protocol_of_the_model_it_wraps():
+    """tools/test.py --tta wraps the model (model.module): the protocol's model settings are read there, and the
+    digest is the single-scale run's (result.json tells the two apart by its eval, ss / ms)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('vitbench_test_tool', ROOT / 'tools' / 'test.py')
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    for config in ('configs/upernet_deit3_b.py', 'configs/demo/upernet_demo.py'):
+        cfg = load(config)
+        single = protocol_of(cfg)
+        tool.use_tta(cfg)
+        assert 'test_cfg' not in cfg.model and protocol_of(cfg) == single

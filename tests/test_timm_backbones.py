@@ -133,7 +133,7 @@ def test_the_swap_lays_out_upernet_and_mask_rcnn_by_the_models_maps():
     swap_backbone(seg, f'timm:{HIERARCHICAL}')  # stages at strides 4-32: straight into UperNet, no neck
     assert seg.model.backbone.type == 'vitbench.TimmBackbone' and seg.model.neck is None
     assert seg.model.backbone.out_indices == [0, 1, 2, 3] and seg.experiment.backbone == f'timm:{HIERARCHICAL}'
-    assert seg.model.decode_head.in_channels == [24, 32, 48, 64] and seg.model.decode_head.channels == 192
+    assert seg.model.decode_head.in_channels == [24, 32, 48, 64] and seg.model.decode_head.channels == 64  # demo rule
     plain = Config.fromfile(REPO / 'configs/demo/upernet_demo.py')
     swap_backbone(plain, f'timm:{PLAIN}')  # one stride: the simple pyramid, four blocks spread over the depth
     assert plain.model.neck.embed_dim == 64 and plain.model.backbone.out_indices == [1, 2, 3, 5]

@@ -4,7 +4,9 @@
 # the demo's schedule: every start, scratch or pre-trained, reaches the same mIoU from the stuff classes alone
 # (33.1 from the supervised backbone, 33.7 from scratch; 39.8 / 40.7 at 160 iterations). At 128x128 a head
 # start shows: 39.0 vs 37.3 (building 12.8 vs 5.4 IoU, person 5.7 vs 1.6; docs/demo-signal.md, third round).
-# Same model, data pipeline, metric and schedule shape as configs/upernet_deit3_b.py.
+# Same model, data pipeline, metric and schedule shape as configs/upernet_deit3_b.py. Its protocol, upernet_demo
+# (below), has a head rule of fixed widths: a 64-channel UperNet and auxiliary head for every backbone, the demo
+# ViT's own and any `--backbone` (downstream/head_rule.py), so a board of several backbones compares backbones.
 #   python tools/make_demo_data.py --out data/demo --scale small
 #   python tools/train.py configs/demo/upernet_demo.py
 _base_ = [
@@ -75,4 +77,7 @@ default_hooks = dict(
 
 randomness = dict(seed=0)
 
-experiment = dict(task='seg', dataset='ade20k-demo', backbone='vit_demo_patch8_64', eval='ss')
+experiment = dict(task='seg', dataset='ade20k-demo', backbone='vit_demo_patch8_64', eval='ss',
+                  protocol=dict(name='upernet_demo', settings=[
+                      'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size',
+                      'crop_size', 'model.test_cfg'], heads=dict(decode_head=64, auxiliary_head=64)))

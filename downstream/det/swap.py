@@ -8,12 +8,22 @@ ViT has windowed attention and relative position biases (both kept: the tables f
 window), the others drop those keys (CaiT attends globally, memory growing with the image; ResMLP and
 PatchConvNet have no attention), and ResMLP's fixed token grid is built for the padded batch: the family
 record's ``windowed`` and ``fixed_grid`` (backbones/family.py). ``with_cp``
-(activation checkpointing) is kept: every dense backbone has it.
+(activation checkpointing) is kept: every dense backbone has it. The widths of the pyramid's output and of the
+heads are the protocol's head rule's (downstream/head_rule.py: the groups :data:`HEAD_TARGETS`), for every backbone.
 """
 from typing import List, Tuple
 
 from backbones.family import Family
 
+# the protocol's head rule (experiment.protocol.heads): the pyramid's output width, which every head reads, and
+# the box head's fully connected width
+HEAD_TARGETS = {
+    'pyramid': ('model.neck.out_channels', 'model.rpn_head.in_channels', 'model.rpn_head.feat_channels',
+                'model.roi_head.bbox_roi_extractor.out_channels', 'model.roi_head.bbox_head.in_channels',
+                'model.roi_head.bbox_head.conv_out_channels', 'model.roi_head.mask_roi_extractor.out_channels',
+                'model.roi_head.mask_head.in_channels', 'model.roi_head.mask_head.conv_out_channels'),
+    'box_fc': ('model.roi_head.bbox_head.fc_out_channels',),
+}
 STRIDES = (4, 8, 16, 32)  # of the pyramid levels the RPN anchors and RoI extractors are set for
 
 

@@ -1,22 +1,24 @@
 """``tools/train.py <upernet config> --backbone NAME``: neck and head widths follow the new backbone.
 
 UperNet on a plain backbone (BEiT / MAE / XCiT practice) reads four maps, rescales them 4 / 2 / 1 / 0.5 with
-``Feature2Pyramid`` (width = embedding dim) and decodes with ``head_channels`` channels. What differs by
-family is in its record (backbones/family.py: ``upernet_levels``, ``upernet_width``, ``fixed_grid``), each rule
-named there is a function here (:data:`LEVELS`, :data:`WIDTHS`):
+``Feature2Pyramid`` (width = embedding dim) and decodes with the channels its protocol's head rule gives the
+backbone (downstream/head_rule.py: the groups :data:`HEAD_TARGETS`; the swap sets them as for the config's own
+backbone). What differs by family is in its record (backbones/family.py: ``upernet_levels``, ``upernet_width``,
+``fixed_grid``), each rule named there is a function here (:data:`LEVELS`, :data:`WIDTHS`):
 
 - which blocks feed the four levels: four spread over the depth (``pyramid_indices``) for the token models
   (ViT, CaiT, ResMLP, thesis Table 4.6); the trunk's last map at every level for PatchConvNet, "we only use
   the final output of our network at different levels in UPerNet" (thesis §5.3.3);
-- the decoder width: 512 for base and larger, 384 for small, 192 for tiny (DeiT III thesis, §6.3.5.2);
-  512 for PatchConvNet from S up (Table 5.3's parameter counts are those of 512-channel UperNets);
+- the decoder width under a protocol whose rule is ``'by_width'``: 512 for base and larger, 384 for small, 192 for
+  tiny (DeiT III thesis, §6.3.5.2); 512 for PatchConvNet from S up (Table 5.3's parameter counts are those of
+  512-channel UperNets);
 - a fixed token grid (ResMLP: its cross-patch layers are sized for one grid, so the backbone is built for
   the config's crops).
 
 A timm model (``timm:NAME``) is laid out by what its ``feature_info`` says: a plain one (one stride, timm's ViTs)
 as the suite's ViT; a hierarchical one (ConvNeXt, Swin, ResNet ...) hands its maps at strides 4, 8, 16, 32
-straight to UperNet, without the rescaling neck, as those models' own UperNet configs do (the head's width
-follows its last map's, by the same rule).
+straight to UperNet, without the rescaling neck, as those models' own UperNet configs do (a rule of the
+backbone's width reads its last map's).
 """
 from typing import List
 
@@ -47,6 +49,9 @@ def patchconvnet_channels(embed_dim: int) -> int:
     return 512 if embed_dim >= 384 else head_channels(embed_dim)
 
 
+# the protocol's head rule (experiment.protocol.heads, downstream/head_rule.py): its groups and the keys each sets
+HEAD_TARGETS = {'decode_head': ('model.decode_head.channels',), 'auxiliary_head': ('model.auxiliary_head.channels',)}
+
 # a record's upernet_levels / upernet_width (backbones.family.UPERNET_LEVELS / UPERNET_WIDTHS) -> its rule
 LEVELS = {'pyramid': pyramid_indices, 'trunk_output': trunk_output}
 WIDTHS = {'by_width': head_channels, '512_from_small': patchconvnet_channels}
@@ -56,7 +61,7 @@ def adapt_upernet(cfg, name: str, layout: dict, family: Family) -> None:
     if layout.get('kind') == 'hierarchical':
         return _adapt_hierarchical(cfg, layout)
     dim, model = layout['embed_dim'], cfg.model
-    levels, channels = LEVELS[family.upernet_levels], WIDTHS[family.upernet_width]
+    levels = LEVELS[family.upernet_levels]
     preprocessor, patch = model.get('data_preprocessor') or {}, layout['patch_size']
     crop = preprocessor.get('size') or ()
     if any(side % patch for side in crop):
@@ -71,7 +76,6 @@ def adapt_upernet(cfg, name: str, layout: dict, family: Family) -> None:
         model.neck.embed_dim = dim
     head = model.decode_head
     head.in_channels = [dim] * len(head.in_channels) if isinstance(head.in_channels, (list, tuple)) else dim
-    head.channels = channels(dim)
     aux = model.get('auxiliary_head') or []
     for aux_head in aux if isinstance(aux, list) else [aux]:
         aux_head.in_channels = dim
@@ -86,7 +90,7 @@ def _adapt_hierarchical(cfg, layout: dict) -> None:
     if preprocessor.get('test_cfg', {}).get('size_divisor'):
         preprocessor.test_cfg.size_divisor = max(layout['strides'])
     head = model.decode_head
-    head.in_channels, head.in_index, head.channels = list(chans), list(range(len(chans))), head_channels(chans[-1])
+    head.in_channels, head.in_index = list(chans), list(range(len(chans)))
     aux = model.get('auxiliary_head') or []
     for aux_head in aux if isinstance(aux, list) else [aux]:
         aux_head.in_channels = chans[aux_head.get('in_index', -1)]

@@ -6,6 +6,7 @@ import os
 import os.path as osp
 import subprocess
 import sys
+from typing import Optional
 
 import torch
 import torch.distributed as dist
@@ -16,7 +17,7 @@ from mmengine.utils import import_modules_from_strings
 from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
-from downstream.backbone_swap import swap_backbone
+from downstream.backbone_swap import apply_head_rule, head_rule_mismatches, swap_backbone
 from harness.experiment import param_table, result_hook  # noqa: F401  (register the hooks build_runner adds)
 from harness.experiment.config_checks import config_problems
 from harness.experiment.divergence import TrainingDiverged
@@ -86,6 +87,20 @@ def add_imports(cfg, modules) -> None:
         cfg.custom_imports = dict(custom, imports=names, allow_failed_imports=custom.get('allow_failed_imports', False))
 
 
+def _check_head_rule(config: str, cfg, options: Optional[dict] = None) -> None:
+    """A config whose widths its protocol's head rule does not give its backbone, or a ``--cfg-options`` width
+    against the rule: a ConfigError (the rule decides the widths of every run, downstream/head_rule.py)."""
+    try:
+        found = head_rule_mismatches(cfg, options)
+    except (KeyError, ValueError) as e:
+        raise ConfigError(f'{config}: {e.args[0] if e.args else e}') from e
+    if found:
+        where = '--cfg-options' if options is not None else 'the config'
+        raise ConfigError(f"{config}: {where} sets {', '.join(found)}, against its protocol's head rule "
+                          f"experiment.protocol.heads={dict(cfg.experiment.protocol.heads)}: change the rule (its "
+                          'digest records it), not the widths')
+
+
 def load_config(args: argparse.Namespace):
     """Read ``args.config``, apply ``--cfg-options``, ``--backbone`` / ``--checkpoint``, ``--work-dir`` and
     ``--launcher``."""
@@ -99,6 +114,7 @@ def load_config(args: argparse.Namespace):
     except Exception as e:  # syntax errors, missing _base_ files, ...
         raise ConfigError(f"config file '{args.config}' could not be read: {type(e).__name__}: {e}") from e
     keys_before = list(cfg.keys())
+    _check_head_rule(args.config, cfg)  # the file as written: its widths are its rule's for its own backbone
     try:
         if args.cfg_options:
             cfg.merge_from_dict(args.cfg_options)
@@ -122,6 +138,8 @@ def load_config(args: argparse.Namespace):
             swap_backbone(cfg, args.backbone, checkpoint, keep_blocks)
         except (KeyError, ValueError, FileNotFoundError) as e:
             raise ConfigError(f'{args.config}: {e.args[0] if e.args else e}') from e
+    _check_head_rule(args.config, cfg, args.cfg_options or {})
+    apply_head_rule(cfg)  # the (possibly --cfg-options') rule's widths for the run's backbone
     problems = config_problems(cfg, args.cfg_options or {}, keys_before)
     if problems:  # before anything is built: one line each
         raise ConfigError('\n'.join(f'{args.config}: {p}' for p in problems))

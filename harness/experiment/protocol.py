@@ -3,13 +3,18 @@
 A protocol lives in one config file, ``configs/_base_/protocols/<name>.py`` (the schedule, data and runtime it
 takes, the source it follows in its header), which declares::
 
-    experiment = dict(protocol=dict(name='upernet_xcit160k', settings=['optim_wrapper', 'param_scheduler', ...]))
+    experiment = dict(protocol=dict(name='upernet_xcit160k', settings=['optim_wrapper', 'param_scheduler', ...],
+                                    heads=dict(decode_head='by_width', auxiliary_head=256)))
 
-``settings`` are the dotted config keys the protocol fixes, its model-side ones (test mode, head width) included:
-a config derived from it sets those for its backbone. ``result.json`` records the name and a digest of those
-keys' values as the run resolved them (:func:`protocol_of`): two runs under one protocol name and one digest ran
-the same settings; a ``--cfg-options`` that changes one of them changes the digest. The leaderboard sets a
-measured cell beside a paper number only under the paper table's protocol (``vitbench/results/reproduction.py``).
+``settings`` are the dotted config keys the protocol fixes, its model-side ones (test mode) included. ``heads``,
+for a dense task, is its head rule: the widths of heads and neck as a rule of the backbone a run has
+(downstream/head_rule.py), the same for every run, swapped or not; a config derived from the protocol sets what
+the rule gives its backbone. ``result.json`` records the name and a digest of the settings' values as the run
+resolved them and of the head rule (:func:`protocol_of`): two runs under one protocol name and one digest ran
+the same settings and sized their heads by the same rule; a ``--cfg-options`` that changes one of them changes
+the digest. (The rule, not the widths it gives: a ViT-S and a ViT-B under one protocol share its digest.) The
+leaderboard sets a measured cell beside a paper number only under the paper table's protocol
+(``vitbench/results/reproduction.py``).
 """
 import hashlib
 import json
@@ -37,9 +42,17 @@ def protocol_of(cfg) -> Optional[dict]:
     values = {}
     for key in settings:
         value = lookup(cfg, key)
+        if value is _MISSING and key.startswith('model.'):  # tools/test.py --tta: the wrapped model's settings
+            value = lookup(cfg, 'model.module.' + key[len('model.'):])
         if value is _MISSING:
             raise ProtocolError(f"{where} ({spec['name']}) fixes '{key}', which the config does not have")
         values[key] = value
+    heads = spec.get('heads')
+    if heads is not None:
+        if not isinstance(heads, dict) or not heads or not all(isinstance(k, str) for k in heads):
+            raise ProtocolError(f"{where}.heads is {heads!r}, expected the head rule, e.g. dict(decode_head="
+                                f"'by_width', auxiliary_head=256) (downstream/head_rule.py)")
+        values['experiment.protocol.heads'] = heads  # the rule, whatever backbone it sized
     return dict(name=spec['name'], digest=settings_digest(values))
 
 

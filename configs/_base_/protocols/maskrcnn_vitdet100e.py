@@ -4,11 +4,16 @@
 # - windowed attention (14 x 14) with four global blocks, relative position biases (use_rel_pos), simple feature
 #   pyramid, 2-conv RPN, 4conv1fc and 4-conv mask heads with LayerNorm;
 # - AdamW lr 1e-4 at batch 64, weight decay 0.1, layer-wise decay 0.7, 250 warm-up iterations, 100 epochs
-#   (184,375 iterations), lr x0.1 at epochs 88 and 96.
+#   (184,375 iterations), lr x0.1 at epochs 88 and 96;
+# - head rule (`heads`, for every run, --backbone or not; downstream/head_rule.py): a 256-channel pyramid, RPN and
+#   RoI heads and a 1024-wide box head fc for every backbone, as ViTDet's ViT-B, -L and -H alike
+#   (configs/common/models/mask_rcnn_vitdet.py: SimpleFeaturePyramid out_channels=256, box head conv_dims
+#   [256] x 4 and fc_dims [1024]; mask_rcnn_fpn.py's mask head conv_dims [256] x 4).
 # MAE-lite's Tiny runs change its size and optimiser: maskrcnn_vitdet100e_maelite.py.
 _base_ = ['../models/mask_rcnn_vitdet.py', '../datasets/coco_instance_lsj.py', '../schedules/det_100e.py',
           '../det_runtime.py']
 
 experiment = dict(protocol=dict(name='maskrcnn_vitdet100e', settings=[
     'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'image_size',
-    'model.backbone.window_size', 'model.backbone.use_rel_pos', 'model.data_preprocessor.pad_size_divisor']))
+    'model.backbone.window_size', 'model.backbone.use_rel_pos', 'model.data_preprocessor.pad_size_divisor'],
+    heads=dict(pyramid=256, box_fc=1024)))

@@ -2,7 +2,8 @@
 # ViT-Tiny (Wang et al., ICML 2023, §5.2; its released projects/eval_tools/det/mask_rcnn_vitdet_t_100ep.py, the
 # MAE-lite Table 4 / 5 COCO columns): 640 x 640 large-scale jitter, the global blocks' biases for the 40 x 40 grid,
 # AdamW 1e-4 with weight decay 0.05 and no layer-wise decay; 100 epochs at batch 64, activation checkpointing and
-# AMP (memory and speed only: `with_cp`, `--amp`).
+# AMP (memory and speed only: `with_cp`, `--amp`). Head rule: ViTDet's (256-channel pyramid and heads, 1024-wide
+# box fc), which MAE-lite's Tiny config keeps.
 _base_ = ['./maskrcnn_vitdet100e.py']
 
 image_size = (640, 640)

@@ -9,13 +9,16 @@
 #   layer_decay_optimizer_constructor.py); the official code is followed here;
 # - 1,500 linear warm-up iterations, then poly (power 1) to 0 at 160k; batch 16 (8 GPUs x 2);
 # - 512 x 512 crops, single-scale test with a 512 sliding window (stride 341);
-# - UperNet head 768 channels for ViT-B (BEiT's; mmseg's MAE reproduction, configs/mae/
-#   mae-base_upernet_8xb2-amp-160k_ade20k-512x512.py, the same), FCN auxiliary head of 256 channels, weight 0.4.
-# A config derived from it sets its backbone, the head width for its size and its checkpoint.
+# - head rule (`heads`, for every run, --backbone or not; downstream/head_rule.py): UperNet channels = the
+#   backbone's width, 'embed_dim': BEiT's 768 for ViT-B (upernet_beit_base_12_512_slide_160k_ade20k_pt2ft.py;
+#   mmseg's MAE reproduction, configs/mae/mae-base_upernet_8xb2-amp-160k_ade20k-512x512.py, the same) and 1024
+#   for ViT-L (upernet_beit_large_24_512_slide_160k_ade20k_pt2ft.py: channels=1024); MAE-lite's ViT-Tiny 192;
+#   FCN auxiliary head 256 channels for every size (BEiT's upernet_beit.py base), weight 0.4.
+# A config derived from it sets its backbone, the widths the rule gives it and its checkpoint.
 _base_ = ['../models/upernet_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
 
 model = dict(decode_head=dict(channels=768))
 
 experiment = dict(protocol=dict(name='upernet_beit160k', settings=[
     'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'crop_size',
-    'model.test_cfg', 'model.decode_head.channels', 'model.auxiliary_head.channels']))
+    'model.test_cfg'], heads=dict(decode_head='embed_dim', auxiliary_head=256)))

@@ -7,7 +7,10 @@
 # UperNet schedule (configs/_base_/schedules/seg_160k.py: AdamW 1e-4, weight decay 0.05, layer-wise lr decay,
 # 1,500 warm-up iterations then poly; batch 16) - a decision, named here so that no number under it is set beside
 # another protocol's.
-# A config derived from it sets its backbone, the head width for its size, the layer decay for its depth and its
+# The thesis gives no head width either: the head rule (`heads`, downstream/head_rule.py) is the DeiT III chapter's
+# (upernet_xcit160k.py), 'by_width': 512 from width 768, 384 from 384 (ResMLP-S24, DeiT-S), else 192; FCN auxiliary
+# head 256 channels. Another decision, for every run of the protocol, --backbone or not.
+# A config derived from it sets its backbone, the widths the rule gives it, the layer decay for its depth and its
 # checkpoint.
 _base_ = ['../models/upernet_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
 
@@ -27,4 +30,4 @@ model = dict(data_preprocessor=dict(size=crop_size),
 
 experiment = dict(protocol=dict(name='upernet_resmlp224', settings=[
     'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'crop_size',
-    'train_dataloader.dataset.pipeline', 'model.test_cfg', 'model.auxiliary_head.channels']))
+    'train_dataloader.dataset.pipeline', 'model.test_cfg'], heads=dict(decode_head='by_width', auxiliary_head=256)))

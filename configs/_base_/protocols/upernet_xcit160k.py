@@ -6,9 +6,13 @@
 #   custom_keys; biases and LayerScale decay, as there), no layer-wise decay;
 # - 1,500 linear warm-up iterations from 1e-6 x lr, then poly (power 1) to 0 at 160k; batch 16 (8 GPUs x 2);
 # - 512 x 512 crops, single-scale test on the whole image (test_cfg mode='whole', short side 512);
-# - UperNet head 512 channels, 384 for ViT-S and 192 for ViT-T (thesis §6.3.5.2; XCiT keeps 512 for all), FCN
-#   auxiliary head of 256 channels, weight 0.4.
-# A config derived from it sets its backbone, the head width for its size and its checkpoint.
+# - head rule (`heads`, for every run, --backbone or not; downstream/head_rule.py): UperNet channels 'by_width', the
+#   thesis' "for small and tiny models we set it to the size of their working dimension" (§6.3.5.2): 512 from
+#   width 768 (ViT-B 512, ViT-L 512), 384 from 384 (ViT-S, CaiT-S24: 384), else 192 (ViT-T); PatchConvNet 512 from
+#   S up, its family record's rule (§5.3.3, Table 5.3's parameter counts: S60 and B120 with 512); a timm
+#   hierarchical model by its last map (Swin-T / ConvNeXt-T, 768: 512, as XCiT's and Swin's UperNet configs, which
+#   keep 512 for all). FCN auxiliary head 256 channels (xcit's upernet base config), weight 0.4.
+# A config derived from it sets its backbone, the widths the rule gives it and its checkpoint.
 _base_ = ['../models/upernet_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
 
 optim_wrapper = dict(
@@ -20,4 +24,4 @@ model = dict(test_cfg=dict(_delete_=True, mode='whole'), decode_head=dict(channe
 
 experiment = dict(protocol=dict(name='upernet_xcit160k', settings=[
     'optim_wrapper', 'param_scheduler', 'train_cfg.max_iters', 'train_dataloader.batch_size', 'crop_size',
-    'model.test_cfg', 'model.decode_head.channels', 'model.auxiliary_head.channels']))
+    'model.test_cfg'], heads=dict(decode_head='by_width', auxiliary_head=256)))
