@@ -63,8 +63,10 @@ def test_demo_pipeline_is_a_consistent_dag():
     # supervised pre-training ahead on every downstream column the demo measures (issue 17) but ADE20k-demo, where
     # one run of ten was behind scratch (docs/demo-signal.md, eighth round)
     assert set(expected['supervised', 'scratch']) == {'Flowers-102 top-1 (full)', 'CIFAR-10 top-1 (full)',
-                                                      'COCO-demo box AP', 'COCO-demo mask AP'}
-    assert set(expected['mae', 'scratch']) == set(expected['dmae', 'scratch']) == {'ADE20k-demo mIoU SS'}
+                                                      'COCO-demo box AP · maskrcnn_demo',
+                                                      'COCO-demo mask AP · maskrcnn_demo'}
+    assert set(expected['mae', 'scratch']) == set(expected['dmae', 'scratch']) == {
+        'ADE20k-demo mIoU SS · upernet_demo'}
     assert all(v > 0 for min_delta in expected.values() for v in min_delta.values())
     runner = PipelineRunner(pipeline)
     assert len(runner.leaderboard_runs(board, existing=False)) == 17  # every train stage, not stray folders

@@ -83,10 +83,10 @@ _expected = [
     # (mean ± std). Mask R-CNN trains in float32 in both (scratch: the same five runs)
     dict(row='supervised', over='scratch', min_delta={
         # +6.9, +5.3, +7.9, +10.6, +10.1 (+8.2 ± 2.2); fp32 +6.5, +8.7, +9.5, +13.7, +11.8 (+10.0 ± 2.8)
-        'COCO-demo box AP': 4.0,
+        'COCO-demo box AP · maskrcnn_demo': 4.0,
         # +7.7, +7.3, +10.4, +12.1, +10.5 (+9.6 ± 2.0); fp32 +5.9, +9.5, +9.1, +14.6, +12.0 (+10.2 ± 3.3). Was 6
         # with 40 supervised epochs
-        'COCO-demo mask AP': 5.0,
+        'COCO-demo mask AP · maskrcnn_demo': 5.0,
         # +35.4, +30.5, +26.8, +28.4, +31.1 (+30.4 ± 3.3); fp32 +35.5, +31.1, +27.3, +31.3, +26.7 (+30.4 ± 3.6)
         'CIFAR-10 top-1 (full)': 20.0,
         # +11.2, +8.6, +11.1, +8.7, +9.7 (+9.9 ± 1.2); fp32 +8.9, +10.5, +9.8, +7.3, +12.4 (+9.8 ± 1.9). Was 7 with
@@ -94,9 +94,9 @@ _expected = [
         'Flowers-102 top-1 (full)': 6.0,
     }),
     # +4.2, +3.4, +8.2, +9.5, +2.6 (+5.6 ± 3.1); fp32 +4.3, +3.4, +8.1, +9.6, +2.7 (+5.6 ± 3.0)
-    dict(row='mae', over='scratch', min_delta={'ADE20k-demo mIoU SS': 1.0}),
+    dict(row='mae', over='scratch', min_delta={'ADE20k-demo mIoU SS · upernet_demo': 1.0}),
     # +4.5, +6.6, +8.6, +7.9, +4.9 (+6.5 ± 1.8); fp32 +4.6, +6.6, +8.5, +8.2, +4.7 (+6.5 ± 1.8)
-    dict(row='dmae', over='scratch', min_delta={'ADE20k-demo mIoU SS': 1.5}),
+    dict(row='dmae', over='scratch', min_delta={'ADE20k-demo mIoU SS · upernet_demo': 1.5}),
 ]
 stages.append(dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s in stages],
                    out='{root}/leaderboard', formats=['md', 'html'],  # of the stages above
