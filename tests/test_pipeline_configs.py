@@ -62,7 +62,8 @@ def test_demo_pipeline_is_a_consistent_dag():
     assert expected.keys() == {('supervised', 'scratch'), ('mae', 'scratch'), ('dmae', 'scratch')}
     # supervised pre-training ahead on every downstream column the demo measures (issue 17) but ADE20k-demo, where
     # one run of ten was behind scratch (docs/demo-signal.md, eighth round)
-    assert set(expected['supervised', 'scratch']) == {'Flowers-102 top-1 (full)', 'CIFAR-10 top-1 (full)',
+    assert set(expected['supervised', 'scratch']) == {'Flowers-102 top-1 (full) · transfer_maelite',
+                                                      'CIFAR-10 top-1 (full) · transfer_deit',
                                                       'COCO-demo box AP · maskrcnn_demo',
                                                       'COCO-demo mask AP · maskrcnn_demo'}
     assert set(expected['mae', 'scratch']) == set(expected['dmae', 'scratch']) == {
@@ -205,7 +206,7 @@ def test_demo_pipeline_end_to_end(tmp_path):
               if line.startswith('| ') and line.split('|')[2].strip() == DEMO]
     assert [r[2] for r in ranked][0] == 'supervised' and sorted(r[2] for r in ranked) == sorted(rows)
     assert all(sum(float(p) for p in r[5:9]) == pytest.approx(1.0, abs=0.02) for r in ranked)
-    assert 'Columns: ADE20k-demo mIoU SS (ade20k-demo)' in rank
+    assert 'Columns: ADE20k-demo mIoU SS · upernet_demo (ade20k-demo)' in rank
     left_out = next(line for line in rank.splitlines() if line.startswith('Left out'))
     assert 'COCO-demo box AP' in left_out and 'COCO-demo mask AP' in left_out
     assert 'Table 6.12' in paper

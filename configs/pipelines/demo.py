@@ -88,10 +88,10 @@ _expected = [
         # with 40 supervised epochs
         'COCO-demo mask AP · maskrcnn_demo': 5.0,
         # +35.4, +30.5, +26.8, +28.4, +31.1 (+30.4 ± 3.3); fp32 +35.5, +31.1, +27.3, +31.3, +26.7 (+30.4 ± 3.6)
-        'CIFAR-10 top-1 (full)': 20.0,
+        'CIFAR-10 top-1 (full) · transfer_deit': 20.0,
         # +11.2, +8.6, +11.1, +8.7, +9.7 (+9.9 ± 1.2); fp32 +8.9, +10.5, +9.8, +7.3, +12.4 (+9.8 ± 1.9). Was 7 with
         # 40 supervised epochs
-        'Flowers-102 top-1 (full)': 6.0,
+        'Flowers-102 top-1 (full) · transfer_maelite': 6.0,
     }),
     # +4.2, +3.4, +8.2, +9.5, +2.6 (+5.6 ± 3.1); fp32 +4.3, +3.4, +8.1, +9.6, +2.7 (+5.6 ± 3.0)
     dict(row='mae', over='scratch', min_delta={'ADE20k-demo mIoU SS · upernet_demo': 1.0}),
