@@ -19,7 +19,7 @@ An audit table maps a protocol to the config it builds and to groups of values, 
     upernet_xcit160k:
       config: configs/_base_/protocols/upernet_xcit160k.py
       groups:
-        - source: facebookresearch/xcit semantic_segmentation/configs/xcit/upernet/upernet_xcit_small_12_p16_160k_ade20k.py
+        - source: "[XCIT] XCiT-S12/16's UperNet config (the table's header names the file)"
           optimizer.lr: 6.0e-5
           param.backbone.blocks.0.attn.qkv.bias.weight_decay: 0.01
 
