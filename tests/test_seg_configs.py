@@ -109,9 +109,9 @@ def test_xcit_protocol_decays_all_but_position_embeddings_and_norms():
     assert {g['lr'] for g in wrapper.optimizer.param_groups} == {6e-5}  # no layer-wise decay
 
 
-def test_beit_protocol_spares_position_embedding_and_class_token_as_the_official_code():
-    """BEiT / MAE: 1-D parameters, biases, pos_embed and cls_token without weight decay (mmseg's constructor, by
-    a name mismatch, decays the last two: the protocol follows the official code)."""
+def test_beit_protocol_decays_position_embedding_and_class_token_as_the_official_code():
+    """BEiT / mmseg's MAE: 1-D parameters and biases without weight decay; pos_embed and cls_token decayed (both
+    constructors' exemption compares the unprefixed names with 'backbone.'-prefixed ones and never matches)."""
     cfg = load('demo/upernet_demo')
     cfg.optim_wrapper = load('upernet_vit_tiny12h_mae').optim_wrapper
     with in_mmseg():
@@ -119,10 +119,10 @@ def test_beit_protocol_spares_position_embedding_and_class_token_as_the_official
         wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     decay = {id(p): g['weight_decay'] for g in wrapper.optimizer.param_groups for p in g['params']}
     names = dict(model.named_parameters())
-    for name in ('backbone.pos_embed', 'backbone.cls_token', 'backbone.blocks.0.attn.qkv.bias',
-                 'backbone.blocks.0.norm1.weight'):
+    for name in ('backbone.blocks.0.attn.qkv.bias', 'backbone.blocks.0.norm1.weight'):
         assert decay[id(names[name])] == 0.0, name
-    assert decay[id(names['backbone.blocks.0.mlp.fc1.weight'])] == 0.05
+    for name in ('backbone.pos_embed', 'backbone.cls_token', 'backbone.blocks.0.mlp.fc1.weight'):
+        assert decay[id(names[name])] == 0.05, name
 
 
 @pytest.mark.parametrize('arch', ['deit3_small_patch16_224', 'cait_xxs24_224', 'vit_tiny12h_patch16_224',

@@ -5,7 +5,15 @@ the backbone itself: ``get_layer_id(name)`` (0 = embeddings, i + 1 = block i, nu
 and ``num_layers``. With decay rate d, a backbone parameter's learning rate is
 ``lr * d ** (num_layers + 1 - layer_id)``; everything outside the backbone (heads, necks, decoders) keeps
 ``lr``. Weight decay is 0 for 1-D parameters (norms, biases, LayerScale) and the backbone's
-``no_weight_decay()`` names (position embedding, class/distillation tokens).
+``no_weight_decay()`` names (position embedding, class/distillation tokens), as timm and MAE's fine-tuning code.
+Two options state the other codes' rules:
+
+- ``decay_embeddings=True``: the ``no_weight_decay()`` names are decayed like any >= 2-D parameter, as BEiT's
+  and mmseg's ``LayerDecayOptimizerConstructor`` do (their name check compares ``'pos_embed'`` with the
+  ``backbone.``-prefixed name, so it never exempts them);
+- ``decay_biases=True``: 1-D parameters of layers that are not norms (the biases of linear and conv layers) are
+  decayed, as detectron2's ``get_default_optimizer_params(weight_decay_norm=0.0)`` (ViTDet) and mmcv's default
+  constructor without ``bias_decay_mult``; norms' weights and biases stay undecayed.
 
 A timm model (``timm:NAME``) has no ``get_layer_id``: its layers are timm's own grouping, ``group_matcher``, as
 ``timm.optim.param_groups_layer_decay`` reads it (:func:`timm_layers`); a model without one is refused.
@@ -13,7 +21,8 @@ A timm model (``timm:NAME``) has no ``get_layer_id``: its layers are timm's own 
     optim_wrapper = dict(
         type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-4, weight_decay=0.05),
         constructor='vitbench.LayerDecayOptimWrapperConstructor',
-        paramwise_cfg=dict(layer_decay_rate=0.65))         # optional: backbone='backbone' (attribute path)
+        paramwise_cfg=dict(layer_decay_rate=0.65))         # optional: backbone='backbone' (attribute path),
+                                                           # decay_embeddings, decay_biases (above)
 """
 from typing import Callable, List, Tuple
 
@@ -21,6 +30,8 @@ import torch.nn as nn
 from mmengine.optim import DefaultOptimWrapperConstructor
 
 from vitbench.registry import OPTIM_WRAPPER_CONSTRUCTORS
+
+_NORMS = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._NormBase)  # BatchNorm, SyncBatchNorm, InstanceNorm
 
 
 def timm_layers(model: nn.Module) -> Tuple[Callable[[str], int], int]:
@@ -64,7 +75,10 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
                 raise
             get_layer_id, top = (lambda name: 0), 0  # no decay: every parameter at the base rate
         prefix = f'{path}.' if path else ''
-        no_decay_names = set(getattr(backbone, 'no_weight_decay', set)())
+        no_decay_names = set() if self.paramwise_cfg.get('decay_embeddings', False) else \
+            set(getattr(backbone, 'no_weight_decay', set)())
+        decay_biases = self.paramwise_cfg.get('decay_biases', False)
+        in_norms = {id(p) for m in module.modules() if isinstance(m, _NORMS) for p in m.parameters(recurse=False)}
 
         groups = {}
         for name, param in module.named_parameters():
@@ -73,7 +87,8 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
             in_backbone = name.startswith(prefix)
             local = name[len(prefix):] if in_backbone else name
             layer_id = get_layer_id(local) if in_backbone else top
-            no_decay = param.ndim <= 1 or (in_backbone and local in no_decay_names)
+            flat = param.ndim <= 1 and not (decay_biases and name.endswith('.bias') and id(param) not in in_norms)
+            no_decay = flat or (in_backbone and local in no_decay_names)
             scale = decay_rate ** (top - layer_id)
             group = groups.setdefault((layer_id, no_decay), dict(
                 params=[], param_names=[], lr=self.base_lr * scale, lr_scale=scale, layer_id=layer_id,

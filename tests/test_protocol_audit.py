@@ -1,0 +1,75 @@
+"""The protocol audit: every protocol of configs/_base_/protocols/ builds (on the meta device) with the values its
+official sources state, as tests/protocol_audit/*.yaml gives them with their sources, read from the built
+optimiser (its parameter groups: weight decay, layer id, lr scale per parameter), the built model and the config
+as resolved; a drifted value fails. The machinery is harness/experiment/protocol_audit.py."""
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.experiment.protocol_audit import AuditError, audit, build, load_table, read
+
+REPO = Path(__file__).resolve().parents[1]
+TABLES = sorted((REPO / 'tests' / 'protocol_audit').glob('*.yaml'))
+PROTOCOLS = sorted(p.stem for p in (REPO / 'configs' / '_base_' / 'protocols').glob('*.py'))
+AUDITED = {name: entry for path in TABLES for name, entry in load_table(str(path)).items()}
+
+
+def test_every_protocol_is_audited():
+    assert sorted(AUDITED) == PROTOCOLS, 'audit every protocol of configs/_base_/protocols/ in tests/protocol_audit/'
+
+
+@pytest.mark.parametrize('protocol', sorted(AUDITED))
+def test_protocol_has_its_sources_values(protocol):
+    problems = audit(AUDITED[protocol], repo=str(REPO))
+    assert not problems, '\n'.join(problems)
+
+
+@pytest.mark.parametrize('protocol', sorted(AUDITED))
+def test_deliberate_differences_are_in_the_protocol_header(protocol):
+    """A value the protocol takes against its source is also said in the protocol file's header."""
+    entry = AUDITED[protocol]
+    if entry['differs']:
+        header = (REPO / entry['config']).read_text().split('\n_base_ = ')[0]
+        assert 'Deliberate difference' in header or 'decision' in header, protocol
+
+
+def test_a_drifted_value_fails(tmp_path):
+    """A protocol whose weight decay, pipeline or assigner drifts from its table fails, value by value."""
+    drifted = tmp_path / 'drifted.py'
+    drifted.write_text(textwrap.dedent(f"""\
+        _base_ = ['{REPO}/configs/_base_/protocols/maskrcnn_vitdet100e.py']
+        optim_wrapper = dict(paramwise_cfg=dict(decay_biases=False))
+        model = dict(train_cfg=dict(rcnn=dict(assigner=dict(match_low_quality=True))))
+        """))
+    entry = dict(AUDITED['maskrcnn_vitdet100e'], config=str(drifted))
+    problems = audit(entry, repo='/')
+    assert any('qkv.bias.weight_decay is 0.0, expected 0.1' in p for p in problems), problems
+    assert any('rcnn.assigner.match_low_quality is True, expected False' in p for p in problems), problems
+    assert len(problems) == 4, problems  # qkv bias, rpn conv bias, box fc bias, assigner
+
+
+def test_reading_the_built_objects():
+    built = build(str(REPO / 'configs/_base_/protocols/upernet_beit160k.py'))
+    assert read(built, 'layer_decay') == pytest.approx(0.65)
+    assert read(built, 'param.backbone.pos_embed.weight_decay') == 0.05  # BEiT's code decays it
+    assert repr(read(built, 'param.backbone.no_such.weight_decay')) == 'absent'
+    assert read(built, 'model.decode_head.channels') == 768
+    with pytest.raises(AuditError, match='unknown key'):
+        read(built, 'lr')
+
+
+@pytest.mark.parametrize('text,message', [
+    ("p:\n  config: c.py\n  groups:\n    - lr: 1\n", "needs 'source'"),
+    ("p:\n  config: c.py\n  groups:\n    - {source: s, lr: 0.1}\n", 'unknown key'),
+    ("p:\n  config: c.py\n  groups:\n    - {source: s, optimizer.lr: 1e-4}\n", 'write 3.0e-3'),
+    ("p:\n  config: c.py\n  groups:\n    - {source: a, optimizer.lr: 0.1}\n    - {source: b, optimizer.lr: 0.1}\n",
+     'stated twice'),
+    ("p: {config: c.py}\n", 'expected {config'),
+])
+def test_bad_tables_are_refused(tmp_path, text, message):
+    path = tmp_path / 'bad.yaml'
+    path.write_text(text)
+    with pytest.raises(AuditError, match='bad.yaml') as info:
+        load_table(str(path))
+    assert message in str(info.value)
