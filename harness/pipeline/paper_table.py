@@ -7,7 +7,8 @@ way. Its stages:
 
 * one ``train`` stage per way a row runs (:func:`~vitbench.results.paper_map.row_runs`): the row's config, its
   ``cfg_options``, and ``--backbone`` where the map swaps the backbone; named after the config
-  (``upernet_deit3_s``), with what the run changes (``cait_s24_in1k_400e__distillation_None``, ``..._on_VARIANT``);
+  (``upernet_deit3_s``), with what the run changes (``cait_s24_in1k_400e__distillation_None``, ``..._on_VARIANT``,
+  and ``..._from_PRETRAINING`` where the table runs the config after several pre-trainings);
 * one pre-training stage per config the rows' ``needs`` name (once for every row that needs it, or the row's own
   stage where a row of the table runs that config unchanged); the rows that need it depend on it and start from its
   ``backbone.pth`` (``--checkpoint``). Rows that need nothing are independent stages;
@@ -64,7 +65,10 @@ def _board_ids() -> List[str]:
 def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     """The stages of a table (as a pipeline config's ``stages`` holds them, leaderboard last), each with the models
     of the rows it runs ([] for a pre-training stage that no row of the table is)."""
-    runs: List[Tuple[str, Run]] = [(row['model'], run) for row in table.rows for run in row_runs(row)]
+    twice = {m for m in (r['model'] for r in table.rows) if sum(r['model'] == m for r in table.rows) > 1}
+    runs: List[Tuple[str, Run]] = [(f"{row['model']} ({row['pretrain']})" if row['model'] in twice
+                                    and row.get('pretrain') else row['model'], run)
+                                   for row in table.rows for run in row_runs(row)]
     if not runs:
         state = table.state or 'none'
         raise PipelineError(f'--table {table.key} ({table.title}): no row of it runs here ({state}): '
@@ -78,6 +82,8 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
             stem += f'__on_{run.backbone}' if run.backbone else ''
         stem = re.sub(r'\W', '_', stem)
         base = stem if re.match(r'[A-Za-z_]', stem) else f'_{stem}'
+        if base in names and run is not None and run.needs:  # the config after other pre-trainings
+            base += '__from_' + re.sub(r'\W', '_', osp.splitext(osp.basename(run.needs))[0])
         name, k = base, 2
         while name in names:
             name, k = f'{base}_{k}', k + 1
