@@ -32,7 +32,8 @@ def test_a_tables_stages_are_its_runnable_rows_after_the_pretraining_they_need(t
     assert len(rows) == 7 and all(run.config.startswith('configs/upernet_deit3_') for _, run in rows)
     by_config = {s.config: s for s in trains}
     for size, name in (('s', 'small'), ('b', 'base'), ('l', 'large')):
-        row, before = by_config[f'configs/upernet_deit3_{size}.py'], by_config[f'configs/pretrain/deit3_{name}_in1k_400e.py']
+        row = by_config[f'configs/upernet_deit3_{size}.py']
+        before = by_config[f'configs/pretrain/deit3_{name}_in1k_400e.py']
         assert row.deps == [before.id] and before.deps == []
         argv = command_of(pipeline, row)
         assert _option(argv, '--checkpoint') == os.path.join(before.work_dir, 'backbone.pth')
