@@ -7,6 +7,11 @@ leaderboard), each through tools/train.py or tools/test.py in its own work dir.
     python tools/pipeline.py configs/pipelines/paper_deit3.py --backbones deit3_small_patch16_224 --resume
     python tools/pipeline.py configs/pipelines/demo.py --seeds 0,1,2 # every training 3 times: the spread
     python tools/pipeline.py my_pipeline.py --imports my_task       # a task of your own, its package on PYTHONPATH
+    python tools/pipeline.py --table thesis:6.12 --dry-run          # one paper table's runnable rows (docs/coverage.md)
+
+--table DOCUMENT:NUMBER (or a leaderboard id) runs the rows of one table of the map of the papers
+(vitbench/results/papers/) that a config reproduces: each its config, overrides and backbone as the map gives them,
+after the pre-training those rows need, then a leaderboard with the paper's numbers (harness/pipeline/paper_table.py).
 
 With --seeds (or the config's seeds) every train / test stage runs once per seed, with --cfg-options
 randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain
@@ -42,6 +47,7 @@ import sys
 
 from harness.experiment.tracking import TRACKERS, missing_tracker
 from harness.pipeline.gpus import GpuError
+from harness.pipeline.paper_table import describe, load_table
 from harness.pipeline.resources import ResourceError, check_value
 from harness.pipeline.run import PipelineRunner
 from harness.pipeline.spec import PipelineError, load_pipeline
@@ -50,9 +56,13 @@ from vitbench.console import config_path
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('config', metavar='PIPELINE_CONFIG',
+    parser.add_argument('config', metavar='PIPELINE_CONFIG', nargs='?',
                         help='pipeline config, e.g. configs/pipelines/demo.py (one shipped with vitbench also by its '
-                        'name under configs/: pipelines/demo.py)')
+                        'name under configs/: pipelines/demo.py); or --table')
+    parser.add_argument('--table', metavar='DOC:NUMBER',
+                        help="instead of a config: run one paper table's runnable rows, e.g. thesis:6.12 or "
+                        "'maelite:Figure 7' (as docs/coverage.md lists them) or a leaderboard id (deit3_ade20k); "
+                        'work dir work_dirs/tables/DOC_NUMBER, torchrun on 8 GPUs unless --launcher')
     parser.add_argument('--backbones', metavar='A,B',
                         help="run the per-backbone stages for these variants (or timm:NAME models) instead of the "
                         "config's list")
@@ -132,8 +142,19 @@ def main(argv=None) -> int:
         missing = [m for m in map(missing_tracker, dict.fromkeys(args.vis_backends)) if m]
         if missing:  # before any stage starts, rather than in every train stage's log
             raise PipelineError('\n'.join(missing))
-        pipeline = load_pipeline(config_path(args.config), backbones, launcher, args.work_dir, seeds, args.baseline,
-                                 args.executor, _slurm_options(args), args.imports)
+        if (args.config is None) == (args.table is None):
+            raise PipelineError('give a pipeline config or --table DOC:NUMBER (one of them), e.g. '
+                                'configs/pipelines/demo.py or --table thesis:6.12')
+        if args.table is not None:
+            if backbones:
+                raise PipelineError(f"--backbones: the rows of --table {args.table} run each on its own backbone "
+                                    "(the map's 'run: {backbone: ...}')")
+            print('\n'.join(describe(args.table)))
+            pipeline = load_table(args.table, args.work_dir, launcher, seeds, args.baseline, args.executor,
+                                  _slurm_options(args), args.imports)
+        else:
+            pipeline = load_pipeline(config_path(args.config), backbones, launcher, args.work_dir, seeds,
+                                     args.baseline, args.executor, _slurm_options(args), args.imports)
         pipeline.vis_backends = list(dict.fromkeys(args.vis_backends))
         if args.status or args.wait or args.cancel or pipeline.executor == 'slurm':
             return _slurm_main(args, pipeline)

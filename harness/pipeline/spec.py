@@ -93,6 +93,16 @@ def load_pipeline(path: str, backbones: Optional[List[str]] = None, launcher: Op
         cfg = Config.fromfile(path, import_custom_modules=False)
     except Exception as e:  # syntax errors, bad _base_, ...
         raise PipelineError(f"pipeline config '{path}' could not be read: {type(e).__name__}: {e}") from e
+    return pipeline_from(cfg, path, backbones, launcher, work_dir, seeds, baseline, executor, slurm, imports)
+
+
+def pipeline_from(cfg, path: str, backbones: Optional[List[str]] = None, launcher: Optional[List[str]] = None,
+                  work_dir: Optional[str] = None, seeds: Optional[List[int]] = None,
+                  baseline: Optional[str] = None, executor: Optional[str] = None,
+                  slurm: Optional[dict] = None, imports: Optional[List[str]] = None) -> Pipeline:
+    """What :func:`load_pipeline` does once the file is read: check ``cfg`` (the config's keys as a mapping: a
+    pipeline built in code, e.g. a paper table's, :mod:`.paper_table`) and make its stages; ``path`` names it in
+    every message (and in the commands the pipeline prints, e.g. ``--table thesis:6.12``)."""
     unknown = [k for k in cfg.keys() if k not in _TOP_KEYS and not k.startswith('_')]
     if unknown:
         raise PipelineError(f'{path}: unknown key(s) {unknown}; a pipeline config has {_TOP_KEYS} '

@@ -57,6 +57,11 @@ def to_markdown(entries: Sequence[Coverage]) -> str:
              'variant, recipe and epochs: it shows the paper\'s number and Δ).',
              '- **state**: `whole` (every own row runnable), `part`, `none`, `not_reproducible` (with why). A '
              'table that another document prints again points to it (`same_as`); its rows are counted once.', '',
+             'To run a table\'s runnable rows: `python tools/pipeline.py --table thesis:6.12` (the document and the '
+             'table as listed below; `--dry-run` shows the stages). Each row runs its config with its overrides and '
+             'backbone, after the pre-training it `needs` (run once for the rows that share it), and a leaderboard '
+             'ends the pipeline with the paper\'s numbers beside the measured ones ([pipeline.md](pipeline.md#one-'
+             'paper-table)).', '',
              '## Totals', '',
              '| document | tables | whole | in part | not yet | not reproducible | figures | rows | quoted | recorded '
              '| runnable | linked |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']

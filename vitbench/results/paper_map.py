@@ -2,7 +2,8 @@
 "Three things", MAE-lite), and each figure whose numbers a user would rerun, has one entry, its one home, in
 ``vitbench/results/papers/<document>.yaml``: its rows with the paper's numbers, for each own row the config that
 reproduces it (``config``: as the leaderboard links it; ``run``: a config, a base config plus ``cfg_options``, or a
-swapped ``backbone``), its protocol, and why the rest does not run. ``papers/board.yaml`` names the tables the
+swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` the row starts from), its protocol, and
+why the rest does not run. ``papers/board.yaml`` names the tables the
 leaderboard shows, in its order (:func:`vitbench.results.paper.load_paper_tables` reads their rows from here).
 
 The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.coverage`):
@@ -30,16 +31,19 @@ DOCUMENTS = ('thesis', 'cait', 'three_things', 'maelite')
 STATES = ('whole', 'part', 'none', 'not_reproducible')
 _KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows', 'n_quoted', 'same_as', 'state',
          'why')
-MAP_ROW_KEYS = ('quoted', 'run')  # row keys of the map that the leaderboard does not read
+MAP_ROW_KEYS = ('quoted', 'run', 'needs')  # row keys of the map that the leaderboard does not read
 _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 
 
 @dataclass(frozen=True)
 class Run:
-    """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given."""
+    """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given;
+    ``needs``: the pre-training config whose exported ``backbone.pth`` it starts from (``tools/pipeline.py --table``
+    runs that first and passes it as ``--checkpoint``)."""
     config: str
     cfg_options: Dict[str, object] = field(default_factory=dict)
     backbone: str = ''
+    needs: str = ''
 
 
 @dataclass
@@ -77,14 +81,17 @@ class Coverage:
 
 
 def row_runs(row: dict) -> List[Run]:
-    """Every way a row runs: its leaderboard ``config``s, then its ``run``s."""
+    """Every way a row runs: its leaderboard ``config``s, then its ``run``s (each with the row's ``needs``, unless a
+    ``run`` names its own)."""
     configs = row.get('config') or []
-    runs = [Run(c) for c in ([configs] if isinstance(configs, str) else configs)]
+    needs = row.get('needs') or ''
+    runs = [Run(c, needs=needs) for c in ([configs] if isinstance(configs, str) else configs)]
     spec = row.get('run') or []
     for item in [spec] if isinstance(spec, (str, dict)) else spec:
         if isinstance(item, str):
             item = dict(config=item)
-        runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or '')))
+        runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
+                        item.get('needs') or needs))
     return runs
 
 
@@ -136,8 +143,8 @@ def _table(document: str, spec, where: str) -> MapTable:
         except (KeyError, TypeError, AttributeError):
             raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r}, expected a config path, "
                                    '{config: path, cfg_options: {...}, backbone: variant} or a list of them')
-        bad = [r.config for r in runs if not (isinstance(r.config, str) and r.config.startswith('configs/')
-                                                and r.config.endswith('.py'))]
+        bad = [c for r in runs for c in ((r.config, r.needs) if r.needs else (r.config,))
+               if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
             raise LeaderboardError(f"{where} ({row['model']}): {bad} is not a path 'configs/<folder>/<name>.py'")
     table = MapTable(document, number, title, id=str(spec.get('id') or ''), rows=rows,

@@ -1,0 +1,169 @@
+"""One paper table as a pipeline: ``tools/pipeline.py --table thesis:6.12`` runs the table's runnable rows as the map
+of the papers (:mod:`vitbench.results.paper_map`) gives them, and ends with a leaderboard of them.
+
+The pipeline is the dict a pipeline config file would hold (:func:`table_config`), checked and expanded by
+:func:`harness.pipeline.spec.pipeline_from` like any other, so it runs, resumes, dry-runs and goes to Slurm the same
+way. Its stages:
+
+* one ``train`` stage per way a row runs (:func:`~vitbench.results.paper_map.row_runs`): the row's config, its
+  ``cfg_options``, and ``--backbone`` where the map swaps the backbone; named after the config
+  (``upernet_deit3_s``), with what the run changes (``cait_s24_in1k_400e__distillation_None``, ``..._on_VARIANT``,
+  and ``..._from_PRETRAINING`` where the table runs the config after several pre-trainings);
+* one pre-training stage per config the rows' ``needs`` name (once for every row that needs it, or the row's own
+  stage where a row of the table runs that config unchanged); the rows that need it depend on it and start from its
+  ``backbone.pth`` (``--checkpoint``). Rows that need nothing are independent stages;
+* ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
+  in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``.
+
+Rows run once each (not per backbone): a row names its backbone. ``--table`` takes ``DOCUMENT:NUMBER`` as
+``docs/coverage.md`` lists it (``thesis:6.12``, ``maelite:Figure 7``) or the table's leaderboard id
+(``deit3_ade20k``); a table printed again by another document (``same_as``) runs its home's rows. A table with no
+runnable row, and an unknown id, are refused in one line (the latter with the close ids).
+"""
+import difflib
+import json
+import os.path as osp
+import re
+import shlex
+from typing import Dict, List, Optional, Tuple
+
+from vitbench.results.paper import PAPER_RESULTS
+from vitbench.results.paper_map import DOCUMENTS, MapTable, Run, load_map, row_runs
+from vitbench.results.result_file import LeaderboardError
+from vitbench.yaml_file import read_yaml
+
+from .dag import Pipeline, PipelineError
+from .spec import pipeline_from
+from .validate import check_backbones
+
+WORK_DIRS = 'work_dirs/tables'  # each table's default work dir: WORK_DIRS/DOCUMENT_NUMBER
+# the paper configs' batch sizes assume one 8-GPU node, as configs/pipelines/paper_*.py (--launcher to change)
+LAUNCHER = ['torchrun', '--nproc_per_node', '8']
+
+
+def find_table(table_id: str, tables: Optional[List[MapTable]] = None) -> MapTable:
+    """The map's entry for ``DOCUMENT:NUMBER`` or a leaderboard id (any case); a ``same_as`` entry's home."""
+    tables = load_map() if tables is None else tables
+    keys: Dict[str, MapTable] = {t.key: t for t in tables}
+    keys.update({t.id: t for t in tables if t.id})
+    by_lower = {k.lower(): t for k, t in keys.items()}
+    table = by_lower.get(' '.join(table_id.split()).lower())
+    if table is None:
+        close = difflib.get_close_matches(table_id.lower(), list(by_lower), n=5, cutoff=0.6)
+        names = [next(k for k in keys if k.lower() == c) for c in close]
+        hint = f'close: {", ".join(names)}' if names else f'the documents are {", ".join(DOCUMENTS)}'
+        raise PipelineError(f'--table {table_id!r}: no such table in the map of the papers (DOCUMENT:NUMBER as '
+                            f'docs/coverage.md lists them, e.g. thesis:6.12, or a leaderboard id); {hint}')
+    return keys[table.same_as] if table.same_as else table
+
+
+def _board_ids() -> List[str]:
+    data = read_yaml(PAPER_RESULTS, LeaderboardError)
+    return list(data.get('board') or []) if isinstance(data, dict) else []
+
+
+def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
+    """The stages of a table (as a pipeline config's ``stages`` holds them, leaderboard last), each with the models
+    of the rows it runs ([] for a pre-training stage that no row of the table is)."""
+    twice = {m for m in (r['model'] for r in table.rows) if sum(r['model'] == m for r in table.rows) > 1}
+    runs: List[Tuple[str, Run]] = [(f"{row['model']} ({row['pretrain']})" if row['model'] in twice
+                                    and row.get('pretrain') else row['model'], run)
+                                   for row in table.rows for run in row_runs(row)]
+    if not runs:
+        state = table.state or 'none'
+        raise PipelineError(f'--table {table.key} ({table.title}): no row of it runs here ({state}): '
+                            f'{table.why or "no row names a config"}')
+    names: set = set()
+
+    def name_of(config: str, run: Optional[Run] = None) -> str:
+        stem = osp.splitext(osp.basename(config))[0]
+        if run is not None:  # what the run changes, in its name: cait_s24_in1k_400e__distillation_None
+            stem += ''.join(f'__{k.rsplit(".", 1)[-1]}_{v}' for k, v in sorted(run.cfg_options.items()))
+            stem += f'__on_{run.backbone}' if run.backbone else ''
+        stem = re.sub(r'\W', '_', stem)
+        base = stem if re.match(r'[A-Za-z_]', stem) else f'_{stem}'
+        if base in names and run is not None and run.needs:  # the config after other pre-trainings
+            base += '__from_' + re.sub(r'\W', '_', osp.splitext(osp.basename(run.needs))[0])
+        name, k = base, 2
+        while name in names:
+            name, k = f'{base}_{k}', k + 1
+        names.add(name)
+        return name
+
+    stages: Dict[tuple, dict] = {}
+    models: Dict[tuple, List[str]] = {}
+    needs: Dict[tuple, str] = {}
+    for model, run in runs:
+        key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs)
+        needs[key] = run.needs
+        if key not in stages:  # two rows the same run (e.g. one config, two columns): one stage
+            stages[key] = dict(name=name_of(run.config, run), config=run.config, per_backbone=False)
+            if run.cfg_options:
+                stages[key]['cfg_options'] = dict(run.cfg_options)
+            if run.backbone:
+                stages[key]['args'] = ['--backbone', run.backbone]
+        models.setdefault(key, []).append(model)
+    pretrain: Dict[str, dict] = {}
+    for key, stage in list(stages.items()):
+        config = needs[key]
+        if not config:
+            continue
+        if config not in pretrain:  # a row of the table that runs the config unchanged, else a stage of its own
+            own = next((s for s in stages.values() if s['config'] == config and not s.get('cfg_options')
+                        and not s.get('args') and not s.get('depends_on')), None)
+            pretrain[config] = own or dict(name=name_of(config), config=config, per_backbone=False)
+            pretrain[config]['outputs'] = ['backbone.pth']
+        name = pretrain[config]['name']
+        stage.update(depends_on=[name], checkpoint=f'{{{name}}}/backbone.pth')
+    out = [(s, []) for s in pretrain.values() if s not in stages.values()]
+    out += [(stages[r], models[r]) for r in stages]
+    out.append((dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s, _ in out]), []))
+    return out
+
+
+def table_config(table: MapTable, work_dir: Optional[str] = None) -> dict:
+    """The pipeline config of a table's rows: what a file under configs/pipelines/ would hold."""
+    slug = re.sub(r'\W+', '', table.number.lower().replace('.', '_').replace(' ', ''))
+    return dict(work_dir=work_dir or osp.join(WORK_DIRS, f'{table.document}_{slug}'), launcher=list(LAUNCHER),
+                stages=[s for s, _ in table_stages(table)])
+
+
+def load_table(table_id: str, work_dir: Optional[str] = None, launcher: Optional[List[str]] = None,
+               seeds: Optional[List[int]] = None, baseline: Optional[str] = None, executor: Optional[str] = None,
+               slurm: Optional[dict] = None, imports: Optional[List[str]] = None) -> Pipeline:
+    """The checked pipeline of a table's rows (the keywords as :func:`~harness.pipeline.spec.load_pipeline`'s)."""
+    return table_pipeline(find_table(table_id), work_dir, launcher, seeds, baseline, executor, slurm, imports)
+
+
+def table_pipeline(table: MapTable, work_dir: Optional[str] = None, launcher: Optional[List[str]] = None,
+                   seeds: Optional[List[int]] = None, baseline: Optional[str] = None, executor: Optional[str] = None,
+                   slurm: Optional[dict] = None, imports: Optional[List[str]] = None) -> Pipeline:
+    """:func:`load_table` of a map entry."""
+    cfg = table_config(table)
+    swapped = [s['args'][1] for s in cfg['stages'] if s.get('args')]
+    path = f'--table {shlex.quote(table.key)}'  # names the pipeline in its messages and the commands it prints
+    if swapped:
+        check_backbones(path, swapped)
+    return pipeline_from(cfg, path, None, launcher, work_dir, seeds, baseline, executor, slurm, imports)
+
+
+def describe(table_id: str) -> List[str]:
+    """What ``--table`` runs, for the reader: the table, each stage's rows, and where the paper's numbers show."""
+    table = find_table(table_id)
+    stages = table_stages(table)
+    runnable = sum(bool(row_runs(r)) for r in table.rows)
+    lines = [f'table {table.key}: {table.title}; {runnable} of its {max(table.n_rows, len(table.rows))} rows run'
+             + (f' (the rest: {table.why})' if table.why else '')]
+    for stage, models in stages[:-1]:
+        users = [s['name'] for s, _ in stages if stage['name'] in s.get('depends_on', [])
+                 and s.get('kind') != 'leaderboard']
+        what = ', '.join(dict.fromkeys(models)) or 'pre-training'
+        what += f" (its backbone.pth: where {', '.join(users)} start{'s' if len(users) == 1 else ''})" if users else ''
+        lines.append(f"  {stage['name']}: {what}")
+    if table.id and table.id in _board_ids():
+        lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}'")
+    else:
+        lines.append(f"  leaderboard: the measured rows; the paper's numbers of this table are not on the board "
+                     f'(vitbench/results/papers/board.yaml lists no id of it): vitbench/results/papers/'
+                     f'{table.document}.yaml')
+    return lines

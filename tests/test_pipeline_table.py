@@ -1,0 +1,143 @@
+"""``tools/pipeline.py --table DOC:NUMBER`` (harness/pipeline/paper_table.py): a paper table's stages are its runnable
+rows as the map of the papers gives them (config, overrides, backbone, the pre-training they need), then a
+leaderboard; an unknown table and a table with nothing to run are refused in one line. Nothing trains here."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
+from _tool_helpers import REPO
+from harness.pipeline.command import command_of
+from harness.pipeline.paper_table import find_table, load_table, table_pipeline
+from harness.pipeline.spec import PipelineError
+from vitbench.results.paper_map import MapTable, load_map, row_runs
+
+
+def _option(argv, flag):
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+def test_a_tables_stages_are_its_runnable_rows_after_the_pretraining_they_need(tmp_path):
+    pipeline = load_table('thesis:6.12', work_dir=str(tmp_path))
+    table = find_table('deit3_ade20k')  # its leaderboard id names the same entry
+    assert table.key == 'thesis:6.12' and pipeline.path == '--table thesis:6.12'
+    rows = [(r['model'], run) for r in table.rows for run in row_runs(r)]
+    trains = [s for s in pipeline.stages if s.kind == 'train']
+    pretrain = {'configs/pretrain/deit3_small_in1k_400e.py', 'configs/pretrain/deit3_base_in1k_400e.py',
+                'configs/pretrain/deit3_large_in1k_400e.py'}
+    assert sorted(s.config for s in trains) == sorted([run.config for _, run in rows] + list(pretrain))
+    assert len(rows) == 7 and all(run.config.startswith('configs/upernet_deit3_') for _, run in rows)
+    by_config = {s.config: s for s in trains}
+    for size, name in (('s', 'small'), ('b', 'base'), ('l', 'large')):
+        row = by_config[f'configs/upernet_deit3_{size}.py']
+        before = by_config[f'configs/pretrain/deit3_{name}_in1k_400e.py']
+        assert row.deps == [before.id] and before.deps == []
+        argv = command_of(pipeline, row)
+        assert _option(argv, '--checkpoint') == os.path.join(before.work_dir, 'backbone.pth')
+        assert _option(argv, '--work-dir') == os.path.join(str(tmp_path), f'upernet_deit3_{size}')
+        assert '--backbone' not in argv and '--cfg-options' not in argv
+    assert by_config['configs/upernet_deit3_b_in21k.py'].deps == []  # the map names no pre-training for it
+    assert pipeline.launcher == ['torchrun', '--nproc_per_node', '8']
+    board = pipeline.stages[-1]
+    assert board.kind == 'leaderboard' and sorted(board.deps) == sorted(s.id for s in trains)
+    assert board.spec.get('paper', True) is True  # with the paper tables: this one is on the board
+
+
+def test_overrides_run_as_cfg_options_and_each_run_is_a_stage(tmp_path):
+    pipeline = load_table('cait:3', work_dir=str(tmp_path))
+    table = find_table('cait:3')
+    runs = [run for r in table.rows for run in row_runs(r)]
+    trains = [s for s in pipeline.stages if s.kind == 'train']
+    assert len(trains) == len(runs) == 19
+    plain = [s for s in trains if s.name == 'cait_s24_in1k_400e']
+    ablated = [s for s in trains if s.name == 'cait_s24_in1k_400e__distillation_None']
+    assert len(plain) == len(ablated) == 1 and plain[0].config == ablated[0].config
+    assert command_of(pipeline, ablated[0])[-2:] == ['--cfg-options', 'model.distillation=None']
+    assert '--cfg-options' not in command_of(pipeline, plain[0])
+
+
+def test_a_swapped_backbone_and_a_row_that_is_another_rows_pretraining(tmp_path):
+    """A map entry as a YAML file holds it: one row pre-trains, the second starts from it on a swapped backbone."""
+    sup = 'configs/demo/sup_demo.py'
+    table = MapTable('thesis', '9.9', 'made up', rows=[
+        dict(model='supervised', run=sup),
+        dict(model='UperNet', run=dict(config='configs/demo/upernet_demo.py', backbone='deit3_small_patch16_224',
+                                       cfg_options={'train_cfg.max_iters': 4}), needs=sup),
+        dict(model='UperNet demo', run='configs/demo/upernet_demo.py', needs='configs/demo/mae_demo.py')])
+    pipeline = table_pipeline(table, work_dir=str(tmp_path), launcher=[])
+    names = [s.name for s in pipeline.stages]
+    # the pre-training no row is first, then the rows; sup_demo is the row's own stage, not a second one
+    assert names == ['mae_demo', 'sup_demo', 'upernet_demo__max_iters_4__on_deit3_small_patch16_224', 'upernet_demo',
+                     'leaderboard']
+    swapped = pipeline.stage(names[2])
+    assert swapped.deps == ['sup_demo'] and pipeline.stage('upernet_demo').deps == ['mae_demo']
+    argv = command_of(pipeline, swapped)
+    assert argv[0] == sys.executable and _option(argv, '--backbone') == 'deit3_small_patch16_224'
+    assert _option(argv, '--checkpoint') == os.path.join(str(tmp_path), 'sup_demo', 'backbone.pth')
+    assert argv[-2:] == ['--cfg-options', 'train_cfg.max_iters=4']
+    table.rows[1]['run']['backbone'] = 'deit3_smol'
+    with pytest.raises(PipelineError, match="--table thesis:9.9: backbones: unknown backbone 'deit3_smol'"):
+        table_pipeline(table, work_dir=str(tmp_path))
+
+
+def test_every_runnable_table_of_the_map_makes_a_checked_pipeline(tmp_path):
+    runnable = [t for t in load_map() if not t.same_as and any(row_runs(r) for r in t.rows)]
+    assert len(runnable) >= 20
+    for table in runnable:
+        pipeline = load_table(table.key, work_dir=str(tmp_path / table.document))
+        assert pipeline.stages[-1].kind == 'leaderboard'
+        runs = {(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs)
+                for r in table.rows for run in row_runs(r)}
+        trains = [s for s in pipeline.stages if s.kind == 'train']
+        assert {(s.config, s.spec.get('checkpoint', '')) for s in trains} >= {(c, '') for c, _, _, n in runs if not n}
+        assert len(trains) == len(runs) + len({n for *_, n in runs if n} - {c for c, o, b, _ in runs
+                                                                            if o == '{}' and not b})
+
+
+def test_a_table_printed_again_runs_its_homes_rows():
+    assert find_table('thesis:3.17').key == 'cait:5' and find_table('Maelite:figure 7').key == 'maelite:Figure 7'
+
+
+@pytest.mark.parametrize('table, expected', [
+    ('thesis:6.99', "--table 'thesis:6.99': no such table in the map of the papers (DOCUMENT:NUMBER as "
+     'docs/coverage.md lists them, e.g. thesis:6.12, or a leaderboard id); close: thesis:6.9'),
+    ('deit3_ade2k', 'close: deit3_ade20k'),
+    ('thesis:2.1', '--table thesis:2.1 (Separability of fine classes after coarse-label training (CIFAR-100, '
+     'ResNet-18)): no row of it runs here (none): Grafit (coarse-label training'),
+    ('cait:4', 'no row of it runs here'),
+])
+def test_unknown_and_not_runnable_tables_are_refused_in_one_line(table, expected, tmp_path):
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', '--table', table, '--dry-run',
+                             '--work-dir', str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ''
+    assert result.stderr.startswith('error: ') and expected in result.stderr
+    assert result.stderr.count('\n') == 1, result.stderr
+    why = find_table('thesis:2.1').why
+    if table == 'thesis:2.1':
+        assert why in result.stderr
+
+
+def test_the_tool_dry_runs_a_table_and_refuses_a_config_with_it(tmp_path):
+    result = subprocess.run([sys.executable, 'tools/pipeline.py', '--table', 'thesis:6.12', '--dry-run',
+                             '--work-dir', str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith('table thesis:6.12: ') and "table 'deit3_ade20k'" in out
+    assert f'--checkpoint {tmp_path}/deit3_small_in1k_400e/backbone.pth' in out
+    assert '[11/11] leaderboard (leaderboard; to run) after: deit3_small_in1k_400e,' in out
+    assert not os.listdir(tmp_path)  # a dry run writes nothing
+    both = subprocess.run([sys.executable, 'tools/pipeline.py', 'configs/pipelines/demo.py', '--table', 'thesis:6.12',
+                           '--dry-run'], cwd=REPO, capture_output=True, text=True)
+    assert both.returncode == 2 and 'one of them' in both.stderr
+
+
+def test_rows_of_one_config_after_different_pretrainings_are_stages_of_their_own(tmp_path):
+    pipeline = load_table('maelite:3', work_dir=str(tmp_path))  # MoCo-v3 / MAE pre-trained on 1%, 10%, LT, all
+    finetunes = [s for s in pipeline.stages if s.config == 'configs/finetune/mae_lite_vit_tiny12h_ft_300e.py']
+    starts = sorted(command_of(pipeline, s)[command_of(pipeline, s).index('--checkpoint') + 1] for s in finetunes)
+    assert starts == sorted(os.path.join(str(tmp_path), f'mae_vit_tiny12h_in1k{d}_400e', 'backbone.pth')
+                            for d in ('', '1pct', '10pct', 'lt'))
+    assert len(pipeline.stages) == 8 + 8 + 1
