@@ -14,7 +14,7 @@ from harness.pipeline.spec import load_pipeline
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 
 REPO = Path(__file__).resolve().parents[1]
-FLOWERS = 'Flowers-102 top-1 (full)'
+FLOWERS = 'Flowers-102 top-1 (full) · transfer_maelite'  # as the board names it: with its protocol
 
 
 @pytest.mark.slow

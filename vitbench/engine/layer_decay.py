@@ -31,7 +31,10 @@ from mmengine.optim import DefaultOptimWrapperConstructor
 
 from vitbench.registry import OPTIM_WRAPPER_CONSTRUCTORS
 
-_NORMS = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._NormBase)  # BatchNorm, SyncBatchNorm, InstanceNorm
+# the norms whose weight and bias are never decayed (public classes: BatchNorm's and InstanceNorm's private base
+# would reach into torch's internals, tests/test_compat.py)
+_NORMS = (nn.LayerNorm, nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm,
+          nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)
 
 
 def timm_layers(model: nn.Module) -> Tuple[Callable[[str], int], int]:
