@@ -156,7 +156,8 @@ def test_upernet_matches_table_5_3(config, arch, published):
 def test_mask_rcnn_config_uses_the_trunk_output_and_the_3x_schedule():
     cfg = Config.fromfile(REPO / 'configs/maskrcnn_patchconvnet_s60.py')
     assert cfg.train_cfg.max_iters == 265500 == 36 * 118000 // 16 and cfg.train_dataloader.batch_size * 8 == 16
-    assert cfg.optim_wrapper.paramwise_cfg.layer_decay_rate == 1.0
+    # no layer-wise decay: mmengine's own constructor with XCiT's keys (tests/protocol_audit/detection.yaml)
+    assert 'constructor' not in cfg.optim_wrapper and 'layer_decay_rate' not in cfg.optim_wrapper.paramwise_cfg
     model = _build(cfg, 'mmdet').eval()
     assert model.backbone.out_indices == [59] and model.neck.in_channels == 384
     with torch.no_grad():
