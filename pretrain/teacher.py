@@ -4,6 +4,7 @@ A teacher is described in the config and built here:
 
     dict(checkpoint='work_dirs/mae_vit_base/backbone.pth')            # vitbench file: arch + overrides inside
     dict(arch='deit3_base_patch16_224', checkpoint='deit_3_base.pth')  # any format backbones can load
+    dict(type='vitbench.VisionTransformer', arch='deit3_base_patch16_224', checkpoint=...)  # the backbone dialect
     dict(source='timm', name='regnety_160', checkpoint='regnety_160-a5fe301d.pth')  # a timm model
 
 It is frozen and always in eval mode, and it is *not* a sub-module of the student's model: its weights come
@@ -16,6 +17,7 @@ from typing import Optional
 from torch import nn
 
 from backbones import create_model
+from backbones.backbone_type import check_backbone_type
 from backbones.checkpoint import FORMAT_TAG, read_checkpoint
 from vitbench.compat.torch import AppliesToDetached
 
@@ -53,6 +55,8 @@ def build_teacher(cfg: dict, num_classes: Optional[int] = 0) -> nn.Module:
         if arch is None:
             raise ValueError(f"teacher checkpoint '{checkpoint}' does not name its architecture: give 'arch' "
                              '(a named variant) in the teacher config')
+        # the suite's one backbone dialect (backbones/backbone_type.py): a type, if given, is arch's family's
+        check_backbone_type(cfg.pop('type', None), arch, key='model.teacher.type')
         model = create_model(arch, num_classes=num_classes, checkpoint=checkpoint, **dict(overrides, **cfg))
     else:
         raise ValueError(f"teacher source must be 'vitbench' or 'timm', got {source!r}")

@@ -108,3 +108,18 @@ def test_swap_drops_apply_to_dense_tasks_only():
     classifier.model.backbone.final_norm = False
     swap_backbone(classifier, 'timm:test_vit')
     assert classifier.model.backbone.final_norm is False
+
+
+def test_a_teacher_takes_the_dialect_too(tmp_path):
+    """A distillation teacher of the suite (pretrain/teacher.py) may name its family's type, checked as a
+    backbone's: the same weights with or without it, another family's refused in one line naming the key."""
+    from backbones import create_model, save_checkpoint
+    from pretrain.teacher import build_teacher
+    path = tmp_path / 'teacher.pth'
+    save_checkpoint(str(path), create_model(DEMO, num_classes=3, depth=1), arch=DEMO, overrides=dict(depth=1))
+    typed = build_teacher(dict(type='vitbench.VisionTransformer', checkpoint=str(path)), num_classes=3)
+    plain = build_teacher(dict(checkpoint=str(path)), num_classes=3)
+    assert all((a == b).all() for a, b in zip(typed.state_dict().values(), plain.state_dict().values()))
+    with pytest.raises(ValueError) as e:
+        build_teacher(dict(type='vitbench.ResMLP', checkpoint=str(path)), num_classes=3)
+    assert str(e.value).startswith(f"model.teacher.type='vitbench.ResMLP': arch '{DEMO}' is not a ResMLP variant")
