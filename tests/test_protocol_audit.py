@@ -1,7 +1,9 @@
-"""The protocol audit: every protocol of configs/_base_/protocols/ builds (on the meta device) with the values its
+"""The protocol audit: every protocol of configs/_base_/protocols/, and every transfer recipe of
+configs/_base_/transfer_*.py (through a config of configs/transfer/ derived from it), builds (on the meta device) with the values its
 official sources state, as tests/protocol_audit/*.yaml gives them with their sources, read from the built
 optimiser (its parameter groups: weight decay, layer id, lr scale per parameter), the built model and the config
 as resolved; a drifted value fails. The machinery is harness/experiment/protocol_audit.py."""
+import re
 import textwrap
 from pathlib import Path
 
@@ -12,11 +14,15 @@ from harness.experiment.protocol_audit import AuditError, audit, build, load_tab
 REPO = Path(__file__).resolve().parents[1]
 TABLES = sorted((REPO / 'tests' / 'protocol_audit').glob('*.yaml'))
 PROTOCOLS = sorted(p.stem for p in (REPO / 'configs' / '_base_' / 'protocols').glob('*.py'))
+RECIPES = sorted(re.search(r"name='(\w+)'", p.read_text()).group(1)
+                 for p in (REPO / 'configs' / '_base_').glob('transfer_*.py') if 'protocol=dict(' in p.read_text())
 AUDITED = {name: entry for path in TABLES for name, entry in load_table(str(path)).items()}
 
 
 def test_every_protocol_is_audited():
-    assert sorted(AUDITED) == PROTOCOLS, 'audit every protocol of configs/_base_/protocols/ in tests/protocol_audit/'
+    assert sorted({name.split('/')[0] for name in AUDITED}) == sorted(PROTOCOLS + RECIPES), \
+        'audit every protocol of configs/_base_/protocols/ and transfer recipe in tests/protocol_audit/'
+    assert RECIPES == ['transfer_deit', 'transfer_maelite'], RECIPES
 
 
 @pytest.mark.parametrize('protocol', sorted(AUDITED))
@@ -30,7 +36,7 @@ def test_deliberate_differences_are_in_the_protocol_header(protocol):
     """A value the protocol takes against its source is also said in the protocol file's header."""
     entry = AUDITED[protocol]
     if entry['differs']:
-        header = (REPO / entry['config']).read_text().split('\n_base_ = ')[0]
+        header = (REPO / entry['header']).read_text().split('\n_base_ = ')[0]
         assert 'Deliberate difference' in header or 'decision' in header, protocol
 
 
@@ -47,6 +53,31 @@ def test_a_drifted_value_fails(tmp_path):
     assert any('qkv.bias.weight_decay is 0.0, expected 0.1' in p for p in problems), problems
     assert any('rcnn.assigner.match_low_quality is True, expected False' in p for p in problems), problems
     assert len(problems) == 4, problems  # qkv bias, rpn conv bias, box fc bias, assigner
+
+
+def test_a_drifted_transfer_recipe_fails(tmp_path):
+    """Plain momentum, a colour jitter step, a lighter Mixup, a 0.875 test crop: each read from what is built."""
+    drifted = tmp_path / 'drifted.py'
+    drifted.write_text(textwrap.dedent(f"""\
+        _base_ = ['{REPO}/configs/transfer/flowers102_deit3_s.py']
+        train_dataloader = dict(dataset=dict(pipeline=[
+            dict(type='LoadImageOrArray'), dict(type='RandomResizedCrop', size=224, scale=(0.08, 1.0)),
+            dict(type='RandomHorizontalFlip'), dict(type='ColorJitter', strength=0.4),
+            dict(type='RandAugment', config_str='rand-m9-mstd0.5-inc1', img_size=224), dict(type='PackInputs')]))
+        test_dataloader = dict(dataset=dict(pipeline=[
+            dict(type='LoadImageOrArray'), dict(type='ResizeCenterCrop', size=224, crop_pct=0.875),
+            dict(type='PackInputs')]))
+        model = dict(data_preprocessor=dict(mixup_alpha=0.2))
+        """))
+    problems = audit(dict(AUDITED['transfer_deit'], config=str(drifted)), repo='/')
+    assert any('mixup.mixup_alpha is 0.2, expected 0.8' in p for p in problems), problems
+    assert any('transforms.0.size is 256, expected 224' in p for p in problems), problems
+    assert any('pipeline.train.3.transform.num_layers is absent' in p for p in problems), problems  # ColorJitter
+    drifted.write_text(f"_base_ = ['{REPO}/configs/transfer/cifar100_vit_tiny12h_mae.py']\n"
+                       "optim_wrapper = dict(optimizer=dict(nesterov=False), paramwise_cfg=dict(layer_decay_rate=0.65))\n")
+    problems = audit(dict(AUDITED['transfer_maelite'], config=str(drifted)), repo='/')
+    assert any('optimizer.nesterov is False, expected True' in p for p in problems), problems
+    assert any('layer_decay is 0.65, expected 0.75' in p for p in problems), problems
 
 
 def test_reading_the_built_objects():

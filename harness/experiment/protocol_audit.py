@@ -12,7 +12,11 @@ weights), as ``param_table`` does in a run. :func:`read` then reads one audited 
   ``model.train_cfg.rcnn.assigner.pos_iou_thr``, ``model.backbone.blocks.0.attn.window_size``; list items by
   index);
 - ``cfg.<dotted path>``: the config as resolved after the protocol and its bases applied (the pipelines as
-  they will run, the schedulers, the loop, the loaders).
+  they will run, the schedulers, the loop, the loaders);
+- ``wrapper.<attribute path>``: the optimiser wrapper (``wrapper.clip_grad_kwargs.max_norm``);
+- ``pipeline.<train|test>.<i>.<attribute path>``: step ``i`` of the train / test dataloader's pipeline, built
+  (``pipeline.test.1.transform.transforms.0.size``: the resize a centre crop ratio gives; enums as their value);
+- ``drop_path``: the largest stochastic-depth rate of the built model's DropPath modules (0.0 without any).
 
 An audit table maps a protocol to the config it builds and to groups of values, each group with its source::
 
@@ -23,10 +27,13 @@ An audit table maps a protocol to the config it builds and to groups of values, 
           optimizer.lr: 6.0e-5
           param.backbone.blocks.0.attn.qkv.bias.weight_decay: 0.01
 
+An entry may add ``header: <file>``, the file whose header states its deliberate differences (a transfer
+recipe, ``configs/_base_/transfer_*.py``, audited through a config that derives from it); default ``config``.
 A value the protocol deliberately does not take from its source is written with ``differs: <reason>`` in its own
 group (the value is then the protocol's, and the reason is also stated in the protocol file's header).
 :func:`audit` returns one line per value the built protocol does not have.
 """
+import enum
 import os.path as osp
 from typing import Any, Dict, List, Tuple
 
@@ -38,8 +45,9 @@ from vitbench.yaml_file import read_yaml
 from .param_table import optimizers_of, param_table
 
 _ABSENT = type('Absent', (), {'__repr__': lambda self: 'absent'})()
-PREFIXES = ('optimizer.', 'param.', 'model.', 'cfg.')
-SPECIAL = ('layer_decay',)
+PREFIXES = ('optimizer.', 'param.', 'model.', 'cfg.', 'wrapper.', 'pipeline.')
+SPECIAL = ('layer_decay', 'drop_path')
+LOADERS = {'train': 'train_dataloader', 'test': 'test_dataloader'}
 
 
 def build(config_path: str):
@@ -87,6 +95,8 @@ def read(built, key: str):
             return 1.0
         below_top = sorted(ids)[-2]
         return next(r['lr_scale'] for r in rows.values() if r.get('layer_id') == below_top)
+    if key == 'drop_path':
+        return max((float(m.drop_prob) for m in model.modules() if type(m).__name__ == 'DropPath'), default=0.0)
     if key == 'optimizer.type':
         return type(optimizer).__name__
     if key.startswith('optimizer.'):
@@ -100,10 +110,28 @@ def read(built, key: str):
         return _plain(_as_plain(_attr(model, key[len('model.'):])))
     if key.startswith('cfg.'):
         return _plain(_as_plain(_attr(cfg, key[len('cfg.'):])))
+    if key.startswith('wrapper.'):
+        return _plain(_as_plain(_attr(wrapper, key[len('wrapper.'):])))
+    if key.startswith('pipeline.'):
+        loader, _, path = key[len('pipeline.'):].partition('.')
+        if loader not in LOADERS:
+            raise AuditError(f'{key!r}: expected pipeline.train.<i>... or pipeline.test.<i>...')
+        return _plain(_as_plain(_attr(_built_pipeline(cfg, LOADERS[loader]), path)))
     raise AuditError(f"unknown key {key!r}: expected {', '.join(SPECIAL)} or a key starting with {PREFIXES}")
 
 
+def _built_pipeline(cfg, loader: str) -> list:
+    from mmengine.registry import TRANSFORMS, DefaultScope
+    dataset = cfg[loader]['dataset']
+    while 'pipeline' not in dataset and 'dataset' in dataset:  # a dataset wrapper
+        dataset = dataset['dataset']
+    with DefaultScope.overwrite_default_scope(cfg.get('default_scope', 'vitbench')):
+        return [TRANSFORMS.build(step) for step in dataset['pipeline']]
+
+
 def _as_plain(value):
+    if isinstance(value, enum.Enum):
+        return value.value
     if hasattr(value, 'to_dict'):
         return value.to_dict()
     if isinstance(value, tuple):
@@ -144,7 +172,8 @@ def load_table(path: str) -> Dict[str, dict]:
                 values[key] = (value, group['source'])
                 if group.get('differs'):
                     differs[key] = str(group['differs'])
-        table[protocol] = dict(config=entry['config'], values=values, differs=differs)
+        table[protocol] = dict(config=entry['config'], header=entry.get('header', entry['config']), values=values,
+                               differs=differs)
     return table
 
 
