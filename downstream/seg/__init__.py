@@ -1,4 +1,4 @@
-"""Semantic segmentation with mmsegmentation: UperNet on a plain ViT / CaiT.
+"""Semantic segmentation with mmsegmentation: UperNet (and MAE-lite's Semantic FPN) on a plain ViT / CaiT.
 
 mmseg provides nearly everything: ``Feature2Pyramid`` (the 4 / 2 / 1 / 0.5 rescale neck of BEiT, MAE and
 XCiT), ``UPerHead``, the auxiliary ``FCNHead``, ADE20k's loader and pipelines, ``IoUMetric`` and
