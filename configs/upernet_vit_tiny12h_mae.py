@@ -3,7 +3,8 @@
 # (AdamW 1e-4, layer decay 0.8, drop path 0.1).
 # Not MAE-lite's own ADE20k protocol: its numbers come from Semantic FPN (wangsr126/MAE-Lite
 # projects/eval_tools/seg/configs/sem_fpn/semantic_fpn_t_160k.py: FPNHead on a 0.25-scaled Feature2Pyramid, lr
-# 1e-4, layer decay 0.8), which the suite does not have yet; a run of this config is not set beside them.
+# 1e-4, layer decay 0.8), which is configs/semfpn_vit_tiny12h_mae.py (protocol semfpn_maelite160k); a run of this
+# config is not set beside them.
 # Thesis Table 6.12, DeiT III ViT-T (supervised, another protocol) for reference: 10.9M parameters, 40.1 / 41.8.
 _base_ = ['./_base_/protocols/upernet_beit160k.py']
 

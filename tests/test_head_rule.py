@@ -17,7 +17,8 @@ from harness.pipeline.command import command_of
 from harness.pipeline.spec import load_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
-DENSE = sorted(str(p.relative_to(REPO)) for pattern in ('configs/upernet_*.py', 'configs/maskrcnn_*.py')
+DENSE = sorted(str(p.relative_to(REPO))
+               for pattern in ('configs/upernet_*.py', 'configs/semfpn_*.py', 'configs/maskrcnn_*.py')
                for p in REPO.glob(pattern)) + ['configs/demo/upernet_demo.py', 'configs/demo/maskrcnn_demo.py']
 DEMO_VIT = 'vit_demo_patch8_64'
 

@@ -7,7 +7,7 @@
 # MoCo-v3 pre-trains the same encoder for 400 epochs; MAE and MoCo-v3 also pre-train on ImageNet subsets (Table 3).
 # They are then fine-tuned on ImageNet (300 epochs, "impr." recipe); the three full-set ones are also linearly
 # probed, transferred to Flowers-102, Pets, Aircraft, Cars, CIFAR-100 and iNat-18, and trained with Mask R-CNN on
-# COCO and UperNet on ADE20k. The supervised baseline DeiT-Tiny (the same encoder from scratch, 300 epochs) goes
+# COCO and with Semantic FPN on ADE20k (MAE-lite's ADE20k protocol, semfpn_maelite160k). The supervised baseline DeiT-Tiny (the same encoder from scratch, 300 epochs) goes
 # through the same transfer and COCO / ADE20k stages. Commands run under torchrun on 8 GPUs (--launcher to change).
 work_dir = 'work_dirs/paper_maelite'
 backbones = ['vit_tiny12h_patch16_224']
@@ -25,7 +25,7 @@ _downstream = dict(
     ft300=_ft300,
     linprobe='configs/finetune/mae_vit_tiny12h_linprobe.py',
     maskrcnn='configs/maskrcnn_vit_tiny12h_mae.py',
-    upernet='configs/upernet_vit_tiny12h_mae.py',
+    semfpn='configs/semfpn_vit_tiny12h_mae.py',  # MAE-lite's own ADE20k protocol (not UperNet)
     **{f'transfer_{d}': f'configs/transfer/{d}_vit_tiny12h_mae.py' for d in _transfer})
 _protocol = dict(linprobe={'experiment.eval': 'linear'})  # its own leaderboard column
 

@@ -15,6 +15,10 @@ backbone). What differs by family is in its record (backbones/family.py: ``upern
 - a fixed token grid (ResMLP: its cross-patch layers are sized for one grid, so the backbone is built for
   the config's crops).
 
+A neck that narrows the maps (``scale_factor``: MAE-lite's Semantic FPN, ``vitbench.ScaledFeature2Pyramid``)
+hands the heads ``int(embed_dim * scale_factor)`` channels (:func:`neck_width`); the same adapter serves that
+protocol's FPN head.
+
 A timm model (``timm:NAME``) is laid out by what its ``feature_info`` says: a plain one (one stride, timm's ViTs)
 as the suite's ViT; a hierarchical one (ConvNeXt, Swin, ResNet ...) hands its maps at strides 4, 8, 16, 32
 straight to UperNet, without the rescaling neck, as those models' own UperNet configs do (a rule of the
@@ -23,6 +27,8 @@ backbone's width reads its last map's).
 from typing import List
 
 from backbones.family import Family
+
+from .neck import scaled_width
 
 
 def head_channels(embed_dim: int) -> int:
@@ -74,11 +80,19 @@ def adapt_upernet(cfg, name: str, layout: dict, family: Family) -> None:
     model.backbone.out_indices = levels(layout['depth'])
     if model.get('neck') and 'embed_dim' in model.neck:
         model.neck.embed_dim = dim
+    width = neck_width(model.get('neck'), dim)
     head = model.decode_head
-    head.in_channels = [dim] * len(head.in_channels) if isinstance(head.in_channels, (list, tuple)) else dim
+    head.in_channels = [width] * len(head.in_channels) if isinstance(head.in_channels, (list, tuple)) else width
     aux = model.get('auxiliary_head') or []
     for aux_head in aux if isinstance(aux, list) else [aux]:
-        aux_head.in_channels = dim
+        aux_head.in_channels = width
+
+
+def neck_width(neck, embed_dim: int) -> int:
+    """The width of the maps the rescaling neck hands the heads: the backbone's, or a narrowed neck's
+    (``scale_factor``: MAE-lite's Semantic FPN, downstream/seg/neck.py)."""
+    factor = (neck or {}).get('scale_factor')
+    return embed_dim if factor is None else scaled_width(embed_dim, factor)
 
 
 def _adapt_hierarchical(cfg, layout: dict) -> None:
