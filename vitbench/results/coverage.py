@@ -35,13 +35,6 @@ def totals(entries: Sequence[Coverage]) -> Dict[str, Dict[str, int]]:
     return out
 
 
-def summary_line(t: Dict[str, int]) -> str:
-    return (f"{t['tables']} numbered tables: {t['tables_whole']} whole, {t['tables_part']} in part, "
-            f"{t['tables_none']} not yet, {t['tables_not_reproducible']} not reproducible here; "
-            f"{t['rows']} rows ({t['quoted']} quoted from other papers), {t['recorded']} recorded, "
-            f"{t['runnable']} runnable, {t['linked']} linked on the leaderboard")
-
-
 def to_markdown(entries: Sequence[Coverage]) -> str:
     tot = totals(entries)
     lines = ['# Coverage of the papers', '',
