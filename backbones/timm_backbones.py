@@ -122,7 +122,7 @@ def create_timm_model(name: str, num_classes: int = 1000, pretrained: bool = Fal
     weights = {}
     if checkpoint is not None:  # timm keeps the file's classifier when it has the model's number of classes
         weights = dict(pretrained=True, pretrained_cfg_overlay=dict(
-            file=os.path.abspath(checkpoint), num_classes=_classes_in(checkpoint, bare)))
+            file=os.path.abspath(checkpoint), num_classes=classes_in(checkpoint, bare)))
     elif pretrained:
         weights = dict(pretrained=True)
     with _offline_hub():
@@ -143,7 +143,7 @@ def create_timm_model(name: str, num_classes: int = 1000, pretrained: bool = Fal
     return model
 
 
-def _classes_in(path: str, bare: str) -> int:
+def classes_in(path: str, bare: str) -> int:
     """Rows of the classifier in the weights file (0 without one), read from its header or memory-mapped: timm's
     loader keeps a classifier only when the model has as many classes as the weights say they have."""
     import timm

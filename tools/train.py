@@ -2,7 +2,7 @@
 """Train any vitbench experiment (pretraining, fine-tuning, segmentation, detection, transfer) with
 mmengine's Runner.
 
-    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp [auto]] [--compile]
+    python tools/train.py CONFIG [--work-dir DIR] [--resume [CHECKPOINT]] [--amp [auto]] [--compile] [--teacher PATH]
                          [--vis-backend tensorboard|wandb|mlflow ...] [--cfg-options K=V ...]
     torchrun --nproc_per_node N tools/train.py CONFIG --launcher pytorch
 """
@@ -44,13 +44,34 @@ def parse_args(argv=None):
                         help="torch.compile the training step (mmengine's `compile` key; options with --cfg-options "
                         'compile.mode=max-autotune); detection compiles its backbone only. The first iterations '
                         'are slow while it compiles; result.json records it (cost.compiled)')
+    parser.add_argument('--teacher', metavar='PATH',
+                        help="the distillation teacher's weights (model.distillation.teacher.checkpoint, or "
+                        "model.teacher.checkpoint for distilled MAE): e.g. the official DeiT RegNetY-16GF file, or "
+                        "a timm state dict of the teacher the config names; nothing is downloaded")
     add_tracking_args(parser)
     return parser.parse_args(argv)
+
+
+def use_teacher(cfg, path: str) -> None:
+    """Point the config's distillation teacher at ``path`` (``--teacher``), refusing in one line a missing file or
+    a config without a teacher."""
+    import os.path as osp
+    model = cfg.get('model') or {}
+    teacher = (model.get('distillation') or {}).get('teacher') or model.get('teacher')
+    if teacher is None:
+        raise ConfigError(f'--teacher {path}: the config has no distillation teacher (model.distillation.teacher '
+                          'or model.teacher)')
+    if not osp.isfile(path):
+        raise ConfigError(f"--teacher {path}: file not found (expected the teacher's weights, e.g. the official "
+                          'regnety_160-a5fe301d.pth of DeiT, or a timm state dict)')
+    teacher['checkpoint'] = path
 
 
 def main(argv=None):
     args = parse_args(argv)
     cfg = load_config(args)
+    if args.teacher:
+        use_teacher(cfg, args.teacher)
     use_trackers(cfg, args.vis_backends)
     problems = training_problems(cfg)
     if problems:

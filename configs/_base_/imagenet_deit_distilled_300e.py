@@ -8,6 +8,7 @@ _base_ = ['./imagenet_deit_300e.py']
 
 model = dict(
     distillation=dict(
-        teacher=dict(source='timm', name='regnety_160', checkpoint='checkpoints/regnety_160-a5fe301d.pth'),
+        teacher=dict(type='vitbench.TimmBackbone', arch='timm:regnety_160',
+                     checkpoint='checkpoints/regnety_160-a5fe301d.pth'),
         kind='hard', alpha=0.5))
 experiment = dict(pretrain=dict(recipe='supervised_distilled'))

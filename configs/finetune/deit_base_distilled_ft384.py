@@ -12,7 +12,8 @@ model = dict(
     backbone=dict(type='vitbench.VisionTransformer', arch='deit_base_distilled_patch16_224',
                   init_cfg=dict(checkpoint=checkpoint)),
     distillation=dict(
-        teacher=dict(source='timm', name='regnety_160', checkpoint='checkpoints/regnety_160-a5fe301d.pth'),
+        teacher=dict(type='vitbench.TimmBackbone', arch='timm:regnety_160',
+                     checkpoint='checkpoints/regnety_160-a5fe301d.pth'),
         kind='hard', alpha=0.5),
     distill_inference='logit_mean')
 experiment = dict(backbone='deit_base_distilled_patch16_224')
