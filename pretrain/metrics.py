@@ -3,10 +3,11 @@
 All leave out the stand-ins of images that ``LoadImage(skip_corrupt=True)`` could not read, and report how many
 they left out as ``skipped_images`` (only when there were some), which result.json then records. The top-1
 metrics also publish each image's correctness (:mod:`vitbench.results.per_image`): the leaderboard's interval over
-images.
+images; and its predicted classes (top-1 and top-5) and label: the disagreement between runs (thesis Table 3.4).
 """
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
+import numpy as np
 import torch
 from mmengine.evaluator import BaseMetric
 
@@ -41,10 +42,19 @@ def _image_ids(data_batch, size: int) -> List[str]:
     return [image_id(p) for p in paths] if paths is not None else [''] * size
 
 
-def _publish_top1(metric: str, results: list) -> None:
-    """``results``: (top-1 right, image id) per read image; unnamed images are numbered in evaluation order."""
-    publish(metric, 'accuracy', [name or str(i) for i, (_, name) in enumerate(results)],
-            correct=[bool(right) for right, _ in results])
+def _publish_top1(metric: str, results: list, predicted: Optional[list] = None,
+                  labels: Optional[list] = None) -> None:
+    """``results``: (top-1 right, image id) per read image; unnamed images are numbered in evaluation order.
+    ``predicted``: each image's top-k classes, best first (``pred``: the top-1, ``topk``: all k), ``labels``: its
+    label; what a disagreement between two runs is counted on (vitbench/results/disagreement.py)."""
+    fields = dict(correct=[bool(right) for right, _ in results])
+    if predicted is not None:
+        fields['pred'] = np.array([top[0] for top in predicted], dtype=np.int32)
+        if len({len(top) for top in predicted}) == 1 and len(predicted[0]) > 1:
+            fields['topk'] = np.array(predicted, dtype=np.int32)
+    if labels is not None:
+        fields['label'] = np.array(labels, dtype=np.int32)
+    publish(metric, 'accuracy', [name or str(i) for i, (_, name) in enumerate(results)], **fields)
 
 
 def _with_skipped(metrics: dict, results: list) -> dict:
@@ -76,17 +86,19 @@ class Accuracy(PerImageMetric):
         self.topk = tuple(topk)
         self.suffix = suffix
 
-    def score(self, sample: dict) -> List[bool]:
+    def score(self, sample: dict) -> tuple:
+        """(right within each top-k, the top max(k) classes best first, the label)."""
         score, label = sample['pred_score'], int(sample['gt_label'])
         k = min(max(self.topk), score.numel())
         top = score.topk(k).indices.tolist()
-        return [label in top[:min(t, k)] for t in self.topk]
+        return [label in top[:min(t, k)] for t in self.topk], top, label
 
     def compute_metrics(self, results: list) -> dict:
         scored = _scored(results)
-        hits = torch.tensor([h for h, _ in scored], dtype=torch.float64)
+        hits = torch.tensor([h for (h, _, _), _ in scored], dtype=torch.float64)
         if 1 in self.topk:
-            _publish_top1(f'top1{self.suffix}', [(h[self.topk.index(1)], name) for h, name in scored])
+            _publish_top1(f'top1{self.suffix}', [(h[self.topk.index(1)], name) for (h, _, _), name in scored],
+                          predicted=[top for (_, top, _), _ in scored], labels=[y for (_, _, y), _ in scored])
         return _with_skipped({f'top{k}{self.suffix}': float(hits[:, i].mean() * 100)
                               for i, k in enumerate(self.topk)}, results)
 
@@ -104,12 +116,13 @@ class ReaLAccuracy(BaseMetric):
         for sample, labels, stand_in, name in zip(data_samples, valid, _stand_ins(data_batch, len(data_samples)),
                                                   names):
             top1 = int(sample['pred_score'].argmax())
-            self.results.append(None if stand_in else (bool(top1 < len(labels) and labels[top1]), name))
+            self.results.append(None if stand_in else (bool(top1 < len(labels) and labels[top1]), name, top1))
 
     def compute_metrics(self, results: list) -> dict:
         scored = _scored(results)
-        _publish_top1('top1_real', scored)
-        hits = [right for right, _ in scored]
+        _publish_top1('top1_real', [(right, name) for right, name, _ in scored],
+                      predicted=[[top1] for _, _, top1 in scored])
+        hits = [right for right, _, _ in scored]
         return _with_skipped(dict(top1_real=100.0 * sum(hits) / len(hits)), results)
 
 

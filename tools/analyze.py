@@ -5,6 +5,7 @@
         --images data/demo/imagenet/val --out work_dirs/analysis
     python tools/analyze.py cka | attention | fourier ...     (one analysis; same options)
     python tools/analyze.py keep-blocks RUN_DIR [RUN_DIR ...] --out work_dirs/analysis [--metric top1] [--dataset D]
+    python tools/analyze.py disagreement --runs convnet=RUN_DIR deit=RUN_DIR ... --out work_dirs/analysis [--metric top1]
 
 --models LABEL=PATH[@ARCH]: a vitbench backbone.pth names its variant; other formats (official DeiT / MAE /
 MAE-lite files, timm, mmengine checkpoints) need `@ARCH`; `random@ARCH` is the untrained variant.
@@ -16,7 +17,10 @@ Writes, atomically, into --out:
   (Fig. 5);
 * `fourier.json`, `fourier.png`: Δ log amplitude of the feature maps per layer (Fig. 3);
 * `keep_blocks.json`, `keep_blocks.png`: top-1 against the number of pre-trained blocks kept, from the
-  result.json of runs trained with `tools/train.py ... --checkpoint PATH --keep-blocks K` (Figs. 2 and 4).
+  result.json of runs trained with `tools/train.py ... --checkpoint PATH --keep-blocks K` (Figs. 2 and 4);
+* `disagreement.json`: for every pair of runs (and the ground truth), the fraction of test images whose top-1
+  classes differ (thesis Table 3.4), from each run's per_image.npz (LABEL=RUN_DIR or LABEL=per_image.npz), also
+  printed as the table; files written before predictions were stored are refused in one line.
 """
 import argparse
 import json
@@ -32,6 +36,7 @@ from downstream.analysis.images import load_images
 from downstream.analysis.keep_blocks import keep_blocks_series
 from downstream.analysis.models import load_model, parse_model_spec
 from vitbench.fileio import atomic_write_text
+from vitbench.results.disagreement import as_table, disagreement_matrix
 
 
 def parse_args(argv=None):
@@ -56,6 +61,12 @@ def parse_args(argv=None):
     p.add_argument('--out', required=True, help='folder for keep_blocks.json and keep_blocks.png')
     p.add_argument('--metric', default='top1', help='metric of result.json to plot (default: top1)')
     p.add_argument('--dataset', nargs='+', default=(), help='only the runs on these datasets (e.g. flowers102)')
+    p = sub.add_parser('disagreement', help="pairwise top-1 disagreement between runs (from their per_image.npz)")
+    p.add_argument('--runs', nargs='+', required=True, metavar='LABEL=RUN_DIR',
+                   help='evaluated runs (their folder or their per_image.npz), all on the same test images')
+    p.add_argument('--out', required=True, help='folder for disagreement.json')
+    p.add_argument('--metric', default='top1', help="the per-image evidence compared (default top1: ImageNet val)")
+    p.add_argument('--no-groundtruth', action='store_true', help='leave the labels out of the table')
     return parser.parse_args(argv)
 
 
@@ -69,6 +80,23 @@ def run_keep_blocks(args) -> list:
     _write_json(result, os.path.join(args.out, 'keep_blocks.json'))
     return [os.path.join(args.out, 'keep_blocks.json'),
             figures.keep_blocks_plot(result, os.path.join(args.out, 'keep_blocks.png'))]
+
+
+def run_disagreement(args) -> list:
+    runs = {}
+    for text in args.runs:
+        label, sep, path = text.partition('=')
+        if not sep or not label or not path:
+            raise ValueError(f'--runs {text!r}: expected LABEL=RUN_DIR (e.g. deit=work_dirs/deit_base_in1k_300e)')
+        if label in runs:
+            raise ValueError(f'--runs: the label {label!r} is given twice')
+        runs[label] = path
+    result = disagreement_matrix(runs, args.metric, groundtruth=not args.no_groundtruth)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, 'disagreement.json')
+    _write_json(result, path)
+    print(as_table(result))
+    return [path]
 
 
 def run_layers(args) -> list:
@@ -100,7 +128,9 @@ def run_layers(args) -> list:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        written = run_keep_blocks(args) if args.analysis == 'keep-blocks' else run_layers(args)
+        run = dict(zip(('keep-blocks', 'disagreement'), (run_keep_blocks, run_disagreement))).get(args.analysis,
+                                                                                                  run_layers)
+        written = run(args)
     except (ValueError, KeyError, OSError, CheckpointError) as e:
         message = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f'analyze.py {args.analysis}: {message}', file=sys.stderr)

@@ -5,7 +5,10 @@ an interval over the test images from a single run (:mod:`vitbench.results.boots
 
 * every metric: ``<metric>/kind`` (what follows) and ``<metric>/ids``, the images' identifiers in evaluation
   order (file names, or COCO image ids), by which two runs on the same test set are paired;
-* ``accuracy`` (top-1 of ImageNet, V2, ReaL, transfer): ``correct``, one bool per image;
+* ``accuracy`` (top-1 of ImageNet, V2, ReaL, transfer): ``correct``, one bool per image; since predictions are
+  stored also ``pred``, each image's top-1 class, ``topk`` (images, k) its top-k classes best first (top-5 where
+  the metric has it) and ``label`` (not for ReaL, whose images have several): what
+  :mod:`vitbench.results.disagreement` compares between runs (thesis Table 3.4);
 * ``iou`` (mIoU): ``intersect`` and ``union``, (images, classes) pixel counts, as mmseg's IoUMetric sums them;
 * ``coco_ap`` (box and mask AP): pycocotools' per-image matches (:mod:`vitbench.results.coco_ap`);
 * ``calibration`` (ECE): ``confidence`` and ``correct`` of each image's top-1, and the number of ``bins``;
