@@ -73,7 +73,7 @@ class ClsLoss(nn.Module):
         return torch.sum(-targets * F.log_softmax(logits, dim=-1), dim=-1).mean()
 
 
-DISTILL_INFERENCE = ('softmax_sum', 'logit_mean')
+DISTILL_INFERENCE = ('softmax_sum', 'logit_mean', 'class_head', 'distillation_head')
 KL_NORMS = ('numel', 'batch')
 
 
@@ -96,10 +96,14 @@ def joint_scores(logits: torch.Tensor, logits_dist: torch.Tensor, rule: str) -> 
     """Class scores of a two-head (distilled) model. ``'softmax_sum'``: the thesis' late fusion (§3.3, "we add
     the softmax output by the two classifiers"), halved so that the scores stay probabilities;
     ``'logit_mean'``: softmax of the mean of the two heads' logits, what the official code evaluates.
+    ``'class_head'`` / ``'distillation_head'``: one head alone (thesis Table 3.3's "DeiT⚗ class embedding" and
+    "distillation embedding" rows).
     The two argmaxes can differ when the heads disagree: a saturated softmax caps a head's vote at 1, a logit
     does not (tests/test_pretrain_recipes_deit_cait.py has such a case)."""
     if rule == 'softmax_sum':
         return (logits.float().softmax(dim=-1) + logits_dist.float().softmax(dim=-1)) / 2
+    if rule in ('class_head', 'distillation_head'):
+        return (logits if rule == 'class_head' else logits_dist).float().softmax(dim=-1)
     return ((logits.float() + logits_dist.float()) / 2).softmax(dim=-1)
 
 
@@ -120,7 +124,8 @@ class ImageClassifier(TeacherMixin, BaseModel):
             Defaults are the thesis' (§3.3): hard alpha 0.5; soft alpha (lambda) 0.1, tau 3.0 (the official
             ``main.py`` defaults are alpha 0.5, tau 1.0 for both). ``kl_norm``: see :func:`distillation_loss`.
         distill_inference: how a two-head (distilled) backbone scores in ``predict``: 'softmax_sum' (the
-            thesis) or 'logit_mean' (the official code); see :func:`joint_scores`. Single-head backbones ignore it.
+            thesis) or 'logit_mean' (the official code), or one head, 'class_head' / 'distillation_head'; see
+            :func:`joint_scores`. Single-head backbones ignore it.
     """
 
     def __init__(self, backbone: dict, num_classes: int = 1000, loss: Optional[dict] = None,

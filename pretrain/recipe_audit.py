@@ -79,6 +79,10 @@ KEYS = {
     'distill_tau': 'soft distillation temperature; default as ImageClassifier',
     'distill_inference': 'model.distill_inference: how two heads score (softmax_sum, logit_mean)',
     'teacher': 'model.distillation.teacher: its name (timm) or arch',
+    # the switches of the DeiT ablation (thesis Table 3.8; configs/_base_/imagenet_deit_300e.py)
+    'aug_repeats': "repeats of each image per epoch: the RepeatAugSampler's num_repeats (1: none)",
+    'dropout': "model.backbone.proj_drop_rate (after attention projection and MLP), else the variant's",
+    'ema': 'the EMA momentum (1 - decay) of the weights when ema.enabled (null: no EMA)',
 }
 # ImageClassifier's defaults for what a config leaves out (tests/test_recipe_audit.py checks them against it)
 CLASSIFIER_DEFAULTS = dict(loss='ce', label_smoothing=0.0, trainable='all', distill_inference='softmax_sum',
@@ -232,7 +236,17 @@ def hyperparameters(cfg) -> Dict[str, Any]:
     )
     values.update(_distillation(cfg, model) if classifier else dict.fromkeys(
         ('distillation', 'distill_alpha', 'distill_tau', 'distill_inference', 'teacher')))
+    values.update(_switches(cfg, backbone, variant))
     return values
+
+
+def _switches(cfg: dict, backbone: dict, variant: dict) -> Dict[str, Any]:
+    """The keys of the DeiT ablation switches that :func:`hyperparameters` reads apart from the others."""
+    sampler = lookup(cfg, 'train_dataloader.sampler', {}) or {}
+    repeats = sampler.get('num_repeats', 3) if sampler.get('type') == 'RepeatAugSampler' else 1
+    ema = cfg.get('ema') or {}
+    return dict(aug_repeats=repeats, dropout=backbone.get('proj_drop_rate', variant.get('proj_drop_rate', 0.0)),
+                ema=ema.get('momentum') if ema.get('enabled') else None)
 
 
 # ---------------------------------------------------------------------------------------------- audit tables

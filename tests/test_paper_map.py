@@ -17,8 +17,11 @@ from vitbench.results.paper_map import PAPERS, LeaderboardError, coverage, load_
 from vitbench.yaml_file import read_yaml
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS = sorted({(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone)
-               for table in load_map() for row in table.rows for run in row_runs(row)})
+_ALL_RUNS = [run for table in load_map() for row in table.rows for run in row_runs(row)]
+# each run, and each pre-training a run needs with its own cfg_options (an ablated pre-training a fine-tune continues)
+RUNS = sorted({(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone) for run in _ALL_RUNS}
+              | {(run.needs, json.dumps(run.needs_options, sort_keys=True), '') for run in _ALL_RUNS
+                 if run.needs_options})
 
 
 def test_the_coverage_files_are_what_the_map_renders():

@@ -89,12 +89,14 @@ def test_every_runnable_table_of_the_map_makes_a_checked_pipeline(tmp_path):
     for table in runnable:
         pipeline = load_table(table.key, work_dir=str(tmp_path / table.document))
         assert pipeline.stages[-1].kind == 'leaderboard'
-        runs = {(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs)
-                for r in table.rows for run in row_runs(r)}
+        runs = {(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
+                 json.dumps(run.needs_options, sort_keys=True)) for r in table.rows for run in row_runs(r)}
         trains = [s for s in pipeline.stages if s.kind == 'train']
-        assert {(s.config, s.spec.get('checkpoint', '')) for s in trains} >= {(c, '') for c, _, _, n in runs if not n}
-        assert len(trains) == len(runs) + len({n for *_, n in runs if n} - {c for c, o, b, _ in runs
-                                                                            if o == '{}' and not b})
+        assert {(s.config, s.spec.get('checkpoint', '')) for s in trains} >= {(c, '') for c, _, _, n, _ in runs
+                                                                              if not n}
+        # each pre-training a row needs (with its cfg_options) runs once: as a row's own stage, else as one more
+        needed = {(n, no) for _, _, _, n, no in runs if n} - {(c, o) for c, o, b, _, _ in runs if not b}
+        assert len(trains) == len(runs) + len(needed), table.key
 
 
 def test_a_table_printed_again_runs_its_homes_rows():

@@ -7,6 +7,19 @@
 # over the blocks, timm's DeiT), no gradient clipping, no EMA, test crop ratio 0.875
 # (configs/_base_/datasets/imagenet_deit.py). Configs set the backbone (model.backbone.arch and
 # experiment.backbone) and, for distillation, model.distillation.
+#
+# Every ingredient is switched by a key (thesis Table 3.8, the ablation of the training methods; docs/recipes.md
+# "DeiT ablation switches"), e.g. --cfg-options model.data_preprocessor.mixup_alpha=0.0:
+#   RandAugment        train_dataloader.dataset.pipeline.3.config_str=rand-n0-m9-mstd0.5-inc1 (timm's n: operations
+#                      per image; 0 applies none), AutoAugment in its place: pipeline.3.type=AutoAugment
+#                      pipeline.3.config_str=original
+#   Mixup / CutMix     model.data_preprocessor.mixup_alpha=0.0 / cutmix_alpha=0.0
+#   random erasing     model.data_preprocessor.erase_prob=0.0
+#   stochastic depth   model.backbone.drop_path_rate=0.0 (and experiment.backbone_overrides.drop_path_rate=0.0)
+#   repeated aug.      train_dataloader.sampler.num_repeats=1
+#   dropout            model.backbone.proj_drop_rate=0.1 (after the attention projection and the MLP layers)
+#   EMA                ema.enabled=True (decay 0.99996, official --model-ema-decay)
+#   optimizer          optim_wrapper.optimizer.type=SGD optim_wrapper.optimizer.momentum=0.9
 _base_ = ['./imagenet_runtime.py', './datasets/imagenet_deit.py']
 
 num_classes = 1000
@@ -31,6 +44,9 @@ param_scheduler = [
 ]
 train_cfg = dict(by_epoch=True, max_epochs=max_epochs, val_interval=10)
 auto_scale_lr = dict(base_batch_size=1024)  # --cfg-options auto_scale_lr.enable=True for other batch sizes
+# the moving average of the weights, off (Table 3.9 has none; Table 3.8 "+ EMA": ema.enabled=True): mmengine's
+# EMAHook with the official decay 0.99996 per iteration (timm ModelEma: momentum 1 - decay), buffers averaged too
+ema = dict(enabled=False, momentum=4e-5, update_buffers=True)
 
 experiment = dict(task='pretrain', dataset='imagenet', backbone=None,
                   backbone_overrides=dict(drop_path_rate=0.1),

@@ -233,6 +233,7 @@ def build_runner(cfg, test_only: bool = False):
     install_checkpoint_policy()
     cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.RunStateHook')]  # lock, exact resume
     _add_hook_unless_listed(cfg, 'DivergenceHook')  # a non-finite loss stops the run
+    _add_ema_hook(cfg)
     if cfg.get('experiment'):
         _add_hook_unless_listed(cfg, 'ResultRecorderHook')
         _add_hook_unless_listed(cfg, 'ParamTableHook')  # param_groups.json beside result.json
@@ -242,6 +243,17 @@ def build_runner(cfg, test_only: bool = False):
         return (TestOnlyRunner if test_only else Runner).from_cfg(cfg)
     except Exception as e:
         raise ConfigError(f"config '{cfg.filename}' failed to build: {type(e).__name__}: {e}") from e
+
+
+def _add_ema_hook(cfg) -> None:
+    """A recipe's ``ema = dict(enabled=..., momentum=..., **EMAHook options)`` (the DeiT recipe's switch, thesis
+    Table 3.8 "+ EMA"): when enabled, mmengine's EMAHook keeps the moving average of the weights, which the
+    validations score and the checkpoints hold; ``enabled=False`` (the recipe's default) adds nothing."""
+    ema = cfg.get('ema')
+    if not ema or not ema.get('enabled'):
+        return
+    options = {k: v for k, v in ema.items() if k != 'enabled'}
+    cfg.custom_hooks = [*cfg.custom_hooks, dict(type='mmengine.EMAHook', **options)]
 
 
 def _add_hook_unless_listed(cfg, name: str) -> None:

@@ -83,7 +83,8 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
         stem = re.sub(r'\W', '_', stem)
         base = stem if re.match(r'[A-Za-z_]', stem) else f'_{stem}'
         if base in names and run is not None and run.needs:  # the config after other pre-trainings
-            base += '__from_' + re.sub(r'\W', '_', osp.splitext(osp.basename(run.needs))[0])
+            base += '__from_' + re.sub(r'\W', '_', osp.splitext(osp.basename(run.needs))[0] + ''.join(
+                f'__{k.rsplit(".", 1)[-1]}_{v}' for k, v in sorted(run.needs_options.items())))
         name, k = base, 2
         while name in names:
             name, k = f'{base}_{k}', k + 1
@@ -92,10 +93,11 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
 
     stages: Dict[tuple, dict] = {}
     models: Dict[tuple, List[str]] = {}
-    needs: Dict[tuple, str] = {}
+    needs: Dict[tuple, Tuple[str, dict]] = {}
     for model, run in runs:
-        key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs)
-        needs[key] = run.needs
+        key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
+               json.dumps(run.needs_options, sort_keys=True))
+        needs[key] = (run.needs, run.needs_options)
         if key not in stages:  # two rows the same run (e.g. one config, two columns): one stage
             stages[key] = dict(name=name_of(run.config, run), config=run.config, per_backbone=False)
             if run.cfg_options:
@@ -103,17 +105,23 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
             if run.backbone:
                 stages[key]['args'] = ['--backbone', run.backbone]
         models.setdefault(key, []).append(model)
-    pretrain: Dict[str, dict] = {}
+    pretrain: Dict[tuple, dict] = {}
     for key, stage in list(stages.items()):
-        config = needs[key]
+        config, options = needs[key]
         if not config:
             continue
-        if config not in pretrain:  # a row of the table that runs the config unchanged, else a stage of its own
-            own = next((s for s in stages.values() if s['config'] == config and not s.get('cfg_options')
+        need = (config, json.dumps(options, sort_keys=True))
+        if need not in pretrain:  # a row of the table that runs the pre-training as needed, else a stage of its own
+            own = next((s for s in stages.values() if s['config'] == config and (s.get('cfg_options') or {}) == options
                         and not s.get('args') and not s.get('depends_on')), None)
-            pretrain[config] = own or dict(name=name_of(config), config=config, per_backbone=False)
-            pretrain[config]['outputs'] = ['backbone.pth']
-        name = pretrain[config]['name']
+            if own is None:
+                own = dict(name=name_of(config, Run(config, options) if options else None), config=config,
+                           per_backbone=False)
+                if options:
+                    own['cfg_options'] = dict(options)
+            pretrain[need] = own
+            pretrain[need]['outputs'] = ['backbone.pth']
+        name = pretrain[need]['name']
         stage.update(depends_on=[name], checkpoint=f'{{{name}}}/backbone.pth')
     out = [(s, []) for s in pretrain.values() if s not in stages.values()]
     out += [(stages[r], models[r]) for r in stages]

@@ -2,7 +2,8 @@
 "Three things", MAE-lite), and each figure whose numbers a user would rerun, has one entry, its one home, in
 ``vitbench/results/papers/<document>.yaml``: its rows with the paper's numbers, for each own row the config that
 reproduces it (``config``: as the leaderboard links it; ``run``: a config, a base config plus ``cfg_options``, or a
-swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` the row starts from), its protocol, and
+swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` the row starts from, or
+``{config, cfg_options}``), its protocol, and
 why the rest does not run. ``papers/board.yaml`` names the tables the
 leaderboard shows, in its order (:func:`vitbench.results.paper.load_paper_tables` reads their rows from here).
 
@@ -20,7 +21,7 @@ A table printed again by another document (the thesis' CaiT tables) says ``same_
 import os.path as osp
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from vitbench.yaml_file import read_yaml
 
@@ -39,11 +40,20 @@ _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 class Run:
     """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given;
     ``needs``: the pre-training config whose exported ``backbone.pth`` it starts from (``tools/pipeline.py --table``
-    runs that first and passes it as ``--checkpoint``)."""
+    runs that first and passes it as ``--checkpoint``), with ``needs_options`` as its ``cfg_options`` (a pre-training
+    ablation that a fine-tuning row continues: thesis Table 3.8's ↑384 column)."""
     config: str
     cfg_options: Dict[str, object] = field(default_factory=dict)
     backbone: str = ''
     needs: str = ''
+    needs_options: Dict[str, object] = field(default_factory=dict)
+
+
+def _needs(value) -> Tuple[str, Dict[str, object]]:
+    """A ``needs`` as written: a config path, or ``{config: path, cfg_options: {...}}``."""
+    if isinstance(value, dict):
+        return value['config'], dict(value.get('cfg_options') or {})
+    return value or '', {}
 
 
 @dataclass
@@ -84,14 +94,16 @@ def row_runs(row: dict) -> List[Run]:
     """Every way a row runs: its leaderboard ``config``s, then its ``run``s (each with the row's ``needs``, unless a
     ``run`` names its own)."""
     configs = row.get('config') or []
-    needs = row.get('needs') or ''
-    runs = [Run(c, needs=needs) for c in ([configs] if isinstance(configs, str) else configs)]
+    needs, needs_options = _needs(row.get('needs'))
+    runs = [Run(c, needs=needs, needs_options=needs_options)
+            for c in ([configs] if isinstance(configs, str) else configs)]
     spec = row.get('run') or []
     for item in [spec] if isinstance(spec, (str, dict)) else spec:
         if isinstance(item, str):
             item = dict(config=item)
+        own, own_options = _needs(item.get('needs'))
         runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
-                        item.get('needs') or needs))
+                        own or needs, own_options if own else needs_options))
     return runs
 
 
