@@ -184,7 +184,13 @@ def _distillation(cfg, model: dict) -> Dict[str, Any]:
     return dict(out, distillation=kind,
                 distill_alpha=CLASSIFIER_DEFAULTS['distill_alpha'].get(kind) if alpha is None else alpha,
                 distill_tau=d.get('tau', CLASSIFIER_DEFAULTS['distill_tau']),
-                teacher=teacher.get('name') or teacher.get('arch'))
+                teacher=_teacher_name(teacher.get('name') or teacher.get('arch')))
+
+
+def _teacher_name(name):
+    """A timm teacher by its timm name, whichever way the config writes it (arch='timm:regnety_160', or the older
+    source='timm', name='regnety_160')."""
+    return name[len('timm:'):] if isinstance(name, str) and name.startswith('timm:') else name
 
 
 def hyperparameters(cfg) -> Dict[str, Any]:
