@@ -5,7 +5,7 @@
         --images data/demo/imagenet/val --out work_dirs/analysis
     python tools/analyze.py cka | attention | fourier ...     (one analysis; same options)
     python tools/analyze.py keep-blocks RUN_DIR [RUN_DIR ...] --out work_dirs/analysis [--metric top1] [--dataset D]
-    python tools/analyze.py disagreement --runs convnet=RUN_DIR deit=RUN_DIR ... --out work_dirs/analysis [--metric top1]
+    python tools/analyze.py disagreement --runs convnet=RUN_DIR deit=RUN_DIR ... --out DIR [--metric top1]
 
 --models LABEL=PATH[@ARCH]: a vitbench backbone.pth names its variant; other formats (official DeiT / MAE /
 MAE-lite files, timm, mmengine checkpoints) need `@ARCH`; `random@ARCH` is the untrained variant.
