@@ -82,8 +82,14 @@ def _build(config: str, cfg_options: str, backbone: str):
     if model.get('teacher'):  # a distilling pre-training (MAE-lite's): its teacher is a checkpoint trained first
         assert model.teacher.get('checkpoint'), f'{config}: a teacher without its checkpoint'
         model = model.backbone  # the student builds
-    with DefaultScope.overwrite_default_scope(scope), torch.device('meta'):
-        return MODELS.build(model)
+    key = json.dumps([scope, model.to_dict() if hasattr(model, 'to_dict') else model], sort_keys=True, default=str)
+    if key not in _BUILT:  # rows that change only the data, the schedule or the teacher build one model
+        with DefaultScope.overwrite_default_scope(scope), torch.device('meta'):
+            _BUILT[key] = MODELS.build(model)
+    return _BUILT[key]
+
+
+_BUILT = {}
 
 
 @pytest.mark.parametrize('config, cfg_options, backbone', RUNS, ids=lambda v: str(v))
