@@ -13,6 +13,7 @@ from mmcv.cnn import ConvModule, build_norm_layer
 from mmengine.model import BaseModule
 from torch import nn
 
+from vitbench.refusal import RefusalValueError
 from vitbench.registry import MODELS
 
 
@@ -93,8 +94,9 @@ class SimpleFeaturePyramid(BaseModule):
         """``inputs``: the backbone's tuple of maps; only the last one is used."""
         x = inputs[-1]
         if x.shape[1] != self.in_channels:
-            raise ValueError(f'SimpleFeaturePyramid: expected a map with in_channels={self.in_channels} '
-                             f'channels, got {tuple(x.shape)} (set neck.in_channels to the backbone width)')
+            raise RefusalValueError(f'SimpleFeaturePyramid: expected a map with in_channels={self.in_channels} '
+                                    f'channels, got {tuple(x.shape)} (set model.neck.in_channels={x.shape[1]}, the '
+                                    'backbone width)')
         outs = [level(x).contiguous() for level in self.levels]  # (a no-op after LN2d) RoIAlign needs NCHW
         while len(outs) < self.num_outs:
             outs.append(F.max_pool2d(outs[-1], kernel_size=1, stride=2))
