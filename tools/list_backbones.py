@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Print the backbones a run can name: the suite's variants (name, family, shape, parameters, GFLOPs at the
-variant's resolution, paper), timm's models (``timm:PATTERN``) and the families a module of your own registers
-(``--imports``).
+variant's resolution, paper), timm's models (timm:PATTERN) and the families a module of your own registers
+(--imports).
 
 Depth N+k: N trunk blocks and k class-attention blocks (CaiT, PatchConvNet's attention-based pooling);
 heads: 0 for ResMLP (no attention).
@@ -14,11 +14,11 @@ heads: 0 for ResMLP (no attention).
 Parameters are counted on the meta device (instant); GFLOPs come from mmengine's FlopAnalyzer on one image
 (a jit trace per variant, about a minute for all of them; --no-flops skips it).
 
-timm's models are listed from timm's registry (``timm.list_models``), nothing built: their timm module, the
+timm's models are listed from timm's registry (timm.list_models), nothing built: their timm module, the
 pretrained tags timm knows (weights are never downloaded: they must be in the local Hugging Face cache, or given
 as a file), and the suite's variant of the same architecture where it has one (its own implementation, which
-reads timm's weights). A module of your own that registers a family (``register_family``) or a timm model
-(``@timm.models.register_model``) adds its variants or ``timm:NAME`` models to the listing when ``--imports``
+reads timm's weights). A module of your own that registers a family (register_family) or a timm model
+(@timm.models.register_model) adds its variants or timm:NAME models to the listing when --imports
 names it, as it adds them to a run (docs/extending-backbone.md).
 """
 import argparse
