@@ -192,3 +192,26 @@ def test_an_error_of_no_known_kind_keeps_its_traceback(capsys):
 
     with pytest.raises(ValueError, match='an unforeseen problem'):
         run_main(fail)
+
+
+def test_a_pipeline_stage_refused_at_run_time_says_the_key_in_its_failed_line(tmp_path, monkeypatch):
+    """The pipeline shows the refusal line of the stage's tools/train.py (its 'error: ...'), not a traceback's end."""
+    import os
+
+    from _pipeline_helpers import DEMO, run, write_pipeline
+    from _tool_helpers import FIXTURES
+    monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(FIXTURES), os.environ.get('PYTHONPATH', '')]))
+    monkeypatch.setenv('OMP_NUM_THREADS', '1')
+    config = tmp_path / 'toy_experiment.py'
+    config.write_text(f'_base_ = [{str(CONFIG)!r}]\n'
+                      f"experiment = dict(task='pretrain', dataset='toy', backbone={DEMO!r})\n")
+    path = write_pipeline(tmp_path, [dict(name='toy', config=str(config), metric='loss', cfg_options={
+        'optim_wrapper.constructor': 'vitbench.LayerDecayOptimWrapperConstructor',
+        'optim_wrapper.paramwise_cfg.layer_decay_rate': 0.5, 'optim_wrapper.paramwise_cfg.backbone': ''})],
+        backbones=[DEMO])
+    _, results, out = run(path)
+    (result,) = results.values()
+    assert result.status == 'failed'
+    assert result.detail.startswith('exit status 2: error: ToyRegressor. (ToyRegressor) has no get_layer_id()')
+    assert result.detail.endswith('or optim_wrapper.paramwise_cfg.layer_decay_rate=1.0)')
+    assert 'Traceback' not in (tmp_path / DEMO / 'toy' / 'pipeline.log').read_text()
