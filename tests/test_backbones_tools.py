@@ -23,7 +23,8 @@ def test_list_backbones(capsys):
     assert 'deit3_base_patch16_18x2' in out and '18x2' in out and '256.73' in out
     (demo,) = _tool('list_backbones').main(['vit_demo*'])
     assert demo['gflops'] > 0 and demo['resolution'] == 64
-    with pytest.raises(SystemExit, match="no variant matches 'resnet\\*'; timm has .* list them with 'timm:resnet\\*'"):
+    with pytest.raises(SystemExit,
+                       match="no variant matches 'resnet\\*'; timm has .* list them with 'timm:resnet\\*'"):
         _tool('list_backbones').main(['resnet*'])
 
 

@@ -59,13 +59,14 @@ class SimpleFeaturePyramid(BaseModule):
         scales = [float(s) for s in scales]
         bad = [s for s in scales if s not in SCALES]
         if bad:
-            raise ValueError(f'SimpleFeaturePyramid: scales {bad} are not supported; each scale must be one of '
-                             f'{SCALES} (deconvolutions up, max-pooling down)')
+            raise ValueError(f'SimpleFeaturePyramid: model.neck.scales {bad} are not supported; each scale must be '
+                             f'one of {SCALES} (deconvolutions up, max-pooling down)')
         if scales != sorted(scales, reverse=True):
-            raise ValueError(f'SimpleFeaturePyramid: scales must go from the finest level to the coarsest, '
+            raise ValueError(f'SimpleFeaturePyramid: model.neck.scales must go from the finest level to the coarsest, '
                              f'got {scales}')
         if num_outs < len(scales):
-            raise ValueError(f'SimpleFeaturePyramid: num_outs={num_outs} is fewer than the {len(scales)} scales')
+            raise ValueError(f'SimpleFeaturePyramid: model.neck.num_outs={num_outs} is fewer than the {len(scales)} '
+                             'scales')
         self.in_channels, self.out_channels = in_channels, out_channels
         self.scales, self.num_outs = tuple(scales), num_outs
 
