@@ -68,6 +68,7 @@ class StageCosts:
         self.earlier = _earlier_summary(pipeline.work_dir)
         self.measured: Dict[str, float] = {}  # stage id -> seconds, this run's and earlier ones'
         by_id = {s.id: s for s in pipeline.stages}
+        self.names = {s.id: s.name for s in pipeline.stages}  # a paper table's pipeline has hundreds of stages
         for stage_id, seconds in self.earlier.items():
             if stage_id in by_id:
                 self.measured[stage_id] = seconds
@@ -89,14 +90,10 @@ class StageCosts:
         if stage.id in self.earlier:
             return self.earlier[stage.id], 'measured'
         same = [seconds for stage_id, seconds in self.measured.items()
-                if self._name_of(stage_id) == stage.name and stage_id != stage.id]
+                if self.names.get(stage_id) == stage.name and stage_id != stage.id]
         if same:
             return mean(same), 'measured'
         return ESTIMATE_S.get(stage.kind, ESTIMATE_S['command']), 'estimated'
-
-    def _name_of(self, stage_id: str) -> Optional[str]:
-        stage = next((s for s in self.pipeline.stages if s.id == stage_id), None)
-        return stage.name if stage is not None else None
 
 
 class Eta:
