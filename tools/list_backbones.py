@@ -22,9 +22,7 @@ reads timm's weights). A module of your own that registers a family (register_fa
 names it, as it adds them to a run (docs/extending-backbone.md).
 """
 import argparse
-import fnmatch
 import json
-import sys
 
 import torch
 
