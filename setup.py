@@ -1,5 +1,5 @@
 """The one build step pyproject.toml cannot declare: the wheel carries the configs, the tools and the lock file in
-vitbench/.mim/ (as mmpretrain ships its configs), where vitbench.console finds them once installed. They are
+vitbench/.mim/ (as mmpretrain ships its configs), with CITATION.cff, where vitbench.console finds them once installed. They are
 copied at build time rather than kept twice in the repository; an editable install reads the checkout's own."""
 import os
 import shutil
@@ -8,7 +8,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-SHIPPED = {'configs': 'configs', 'tools': 'tools', 'requirements.lock': 'requirements.lock'}
+SHIPPED = {'configs': 'configs', 'tools': 'tools', 'requirements.lock': 'requirements.lock',
+           'CITATION.cff': 'CITATION.cff'}  # how to cite the suite, with the installed package
 
 
 class BuildWithConfigs(build_py):

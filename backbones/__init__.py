@@ -12,7 +12,7 @@ file registers itself, listed nowhere (a new family: docs/extending-backbone.md)
 from .cait import CaiT
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .dense import CaiTBackbone, PatchConvNetBackbone, ResMLPBackbone, ViTBackbone
-from .factory import create_model, family_of, family_record, get_variant, list_models
+from .factory import create_model, family_of, family_record, get_variant, list_models, suite_variant_of
 from .family import FAMILIES, Family, discover_families, get_family, register_family
 from .patchconvnet import PatchConvNet
 from .resmlp import ResMLP
@@ -22,6 +22,6 @@ from .vit import VisionTransformer
 __all__ = ['create_model', 'list_models', 'get_variant', 'family_of', 'family_record', 'Family', 'FAMILIES',
            'get_family', 'register_family', 'TimmBackbone', 'load_checkpoint', 'save_checkpoint',
            'CheckpointError', 'VisionTransformer', 'CaiT', 'ResMLP', 'PatchConvNet', 'ViTBackbone',
-           'CaiTBackbone', 'ResMLPBackbone', 'PatchConvNetBackbone']
+           'CaiTBackbone', 'ResMLPBackbone', 'PatchConvNetBackbone', 'suite_variant_of']
 
 discover_families(__name__, __path__)  # the family modules no line above names (docs/extending-backbone.md)

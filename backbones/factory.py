@@ -18,6 +18,19 @@ def list_models(pattern: str = '*') -> List[str]:
     return sorted(n for n in VARIANTS if fnmatch.fnmatch(n, pattern))
 
 
+def suite_variant_of(timm_name: str) -> Optional[str]:
+    """The suite's variant of the same architecture as timm's model ``timm_name``, or None: a variant of the same
+    name (``deit3_base_patch16_224``), or whose name with its resolution is timm's (``resmlp_12`` is timm's
+    ``resmlp_12_224``). The pairs have the same parameters (tests/test_backbones_tools.py counts them) and the
+    checkpoint loader reads timm's state dicts, so either name loads the other's weights."""
+    bare = timm_name[len('timm:'):] if is_timm_name(timm_name) else timm_name
+    bare = bare.split('.')[0]  # a pretrained tag ('.fb_in1k') names weights, not an architecture
+    if bare in VARIANTS:
+        return bare
+    return next((name for name, entry in VARIANTS.items()
+                 if f"{name}_{entry['kwargs'].get('img_size')}" == bare), None)
+
+
 def family_of(name: str) -> str:
     """The family of a named variant ('vit', 'cait', ...: any registered family, backbones/family.py; the
     package's own are registered when ``backbones`` is imported), 'timm' for ``timm:NAME``; unknown names raise a

@@ -20,6 +20,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.distributed.nn import functional as dist_nn
 
+from vitbench.refusal import RefusalValueError
+
 
 def world_size() -> int:
     return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
@@ -52,7 +54,7 @@ def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
         return x
     sizes = batch_sizes(x)
     if len(set(sizes)) > 1:
-        raise ValueError(f'a loss over the whole batch gathers equal slices from every rank, got batch sizes {sizes}: '
+        raise RefusalValueError(f'a loss over the whole batch gathers equal slices from every rank, got batch sizes {sizes}: '
                          'use train_dataloader.drop_last=True')
     return torch.cat(_autograd_collective(dist_nn.all_gather, x), dim=0)
 

@@ -40,6 +40,7 @@ from torch import nn
 
 from backbones.contract import missing
 from backbones.layers import PatchEmbed
+from vitbench.refusal import RefusalValueError
 from vitbench.registry import HOOKS, MODELS
 
 from .classifier import build_backbone
@@ -169,8 +170,8 @@ class MoCoV3(BaseModel):
         if mode == 'tensor':
             return self.backbone(inputs)
         if mode == 'predict':
-            raise ValueError('MoCoV3 has no validation metric: set val_dataloader, val_cfg and val_evaluator to None '
-                             '(evaluate the backbone.pth downstream, e.g. by linear probing or fine-tuning)')
+            raise RefusalValueError('MoCoV3 has no validation metric: set val_dataloader, val_cfg and val_evaluator to None '
+                                    '(evaluate the backbone.pth downstream, e.g. by linear probing or fine-tuning)')
         raise ValueError(f"mode must be 'loss', 'predict' or 'tensor', got {mode!r}")
 
     def loss(self, inputs: torch.Tensor, data_samples=None) -> Dict[str, torch.Tensor]:

@@ -13,6 +13,7 @@ from mmengine.model import ImgDataPreprocessor
 from timm.data import Mixup
 from timm.data.random_erasing import RandomErasing
 
+from vitbench.refusal import RefusalValueError
 from vitbench.registry import MODELS
 
 IMAGENET_MEAN = (123.675, 116.28, 103.53)
@@ -45,8 +46,9 @@ class ClsDataPreprocessor(ImgDataPreprocessor):
         inputs = data['inputs']
         if isinstance(inputs, torch.Tensor) and inputs.dim() == 5:  # (B, views, 3, H, W): normalise every view
             if self.mixup is not None or self.erasing is not None:
-                raise ValueError('ClsDataPreprocessor: Mixup / CutMix / random erasing act on single-view batches, '
-                                 f'got {inputs.shape[1]} views per image (MultiView): set them to 0')
+                raise RefusalValueError('ClsDataPreprocessor: Mixup / CutMix / random erasing act on single-view '
+                                        f'batches, got {inputs.shape[1]} views per image (MultiView): set '
+                                        'model.data_preprocessor.mixup_alpha, .cutmix_alpha and .erase_prob to 0')
             data = super().forward(dict(data, inputs=inputs.flatten(0, 1)), training)
             data['inputs'] = data['inputs'].unflatten(0, inputs.shape[:2])
             return data
@@ -56,8 +58,9 @@ class ClsDataPreprocessor(ImgDataPreprocessor):
         inputs, samples = data['inputs'], data['data_samples']
         if self.mixup is not None:
             if inputs.shape[0] % 2:
-                raise ValueError(f'Mixup/CutMix pairs images within a batch and needs an even batch size, got '
-                                 f'{inputs.shape[0]}: use an even train_dataloader.batch_size and drop_last=True')
+                raise RefusalValueError(f'Mixup/CutMix pairs images within a batch and needs an even batch size, '
+                                        f'got {inputs.shape[0]}: set an even train_dataloader.batch_size and '
+                                        'train_dataloader.drop_last=True')
             inputs, samples['gt_score'] = self.mixup(inputs, samples['gt_label'])
         if self.erasing is not None:
             self.erasing.device = inputs.device

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Bottom to top. A unit is a top-level package or a vitbench sub-package; it may import only units of lower
 # layers (and itself).
 LAYERS = [
-    ['vitbench.fileio', 'vitbench.sample_error', 'vitbench.console', 'vitbench.compat', 'vitbench.yaml_file'],
+    ['vitbench.fileio', 'vitbench.sample_error', 'vitbench.refusal', 'vitbench.console', 'vitbench.compat',
+     'vitbench.yaml_file'],
     ['vitbench.results'],
     ['vitbench.registry'],
     ['vitbench.engine'],

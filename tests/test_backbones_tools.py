@@ -1,6 +1,7 @@
 """tools/list_backbones.py and tools/benchmark.py (the JSON contract of docs/architecture.md)."""
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,70 @@ def test_list_backbones(capsys):
     assert 'deit3_base_patch16_18x2' in out and '18x2' in out and '256.73' in out
     (demo,) = _tool('list_backbones').main(['vit_demo*'])
     assert demo['gflops'] > 0 and demo['resolution'] == 64
-    with pytest.raises(SystemExit, match='no variant matches'):
+    with pytest.raises(SystemExit,
+                       match="no variant matches 'resnet\\*'; timm has .* list them with 'timm:resnet\\*'"):
         _tool('list_backbones').main(['resnet*'])
+
+
+def test_list_backbones_lists_timms_models_from_its_registry(capsys, tmp_path):
+    """Issue 47: 'timm:*' said "no variant matches"; --backbone timm:NAME takes every one of them."""
+    import timm
+    rows = _tool('list_backbones').main(['timm:*', '--json', str(tmp_path / 'timm.json')])
+    assert [r['name'] for r in rows] == ['timm:' + n for n in timm.list_models()] and len(rows) > 1000
+    assert json.loads((tmp_path / 'timm.json').read_text()) == rows
+    deit3 = {r['name']: r for r in _tool('list_backbones').main(['timm:deit3_base*'])}
+    assert deit3['timm:deit3_base_patch16_224'] == dict(name='timm:deit3_base_patch16_224', module='deit',
+                                                        pretrained=['fb_in1k', 'fb_in22k_ft_in1k'],
+                                                        suite_variant='deit3_base_patch16_224')
+    assert deit3['timm:deit3_base_patch16_384']['suite_variant'] is None  # the suite has no 384 px DeiT III
+    out = capsys.readouterr().out
+    assert 'timm:deit3_base_patch16_384' in out and f'{len(deit3)} timm model(s)' in out
+    with pytest.raises(SystemExit, match="no timm model matches 'timm:no_such_net\\*'"):
+        _tool('list_backbones').main(['timm:no_such_net*'])
+
+
+def test_the_suite_variant_of_a_timm_model_is_the_same_architecture():
+    """The pairs the listing names have timm's parameter count (timm builds the reference, both on the meta device;
+    the widths up to 384 of DeiT, DeiT III, CaiT and ResMLP)."""
+    import timm
+    import torch
+    from backbones import create_model, get_variant, list_models, suite_variant_of
+    pairs = {name: suite_variant_of(name) for name in timm.list_models() if suite_variant_of(name)}
+    assert set(pairs.values()) <= set(list_models()) and len(pairs) >= 18  # DeiT, DeiT III, CaiT, ResMLP
+    assert pairs['resmlp_12_224'] == 'resmlp_12' and suite_variant_of('timm:cait_s24_224.fb_dist_in1k') == 'cait_s24_224'
+    for timm_name, ours in pairs.items():
+        if get_variant(ours)['kwargs']['embed_dim'] > 384:  # the small ones of each family: seconds, not tens
+            continue
+        with torch.device('meta'):
+            counts = [sum(p.numel() for p in m.parameters()) for m in (timm.create_model(timm_name), create_model(ours))]
+        assert counts[0] == counts[1], (timm_name, ours, counts)
+
+
+def test_list_backbones_lists_what_imports_register(capsys, tmp_path, monkeypatch):
+    """A module of one's own (--imports, as a run's custom_imports): its timm model under 'timm:', its family's
+    variants with the suite's."""
+    from backbones.family import FAMILIES
+    from backbones.variants import VARIANTS
+    fixtures = Path(__file__).parent / 'toy_fixtures'
+    # the toy family under a name of its own: a registration cannot be undone, and test_extending_backbone.py
+    # registers the toy family itself
+    (tmp_path / 'listed_family.py').write_text((fixtures / 'toy_family.py').read_text()
+                                               .replace("'toypool", "'listpool").replace('ToyPoolNet', 'ListPoolNet'))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        rows = _tool('list_backbones').main(['*pool*', '--no-flops', '--imports', 'listed_family'])
+    finally:  # the tests that loop over every family see the suite's own
+        FAMILIES.pop('listpool', None)
+        VARIANTS.pop('listpool_tiny_patch8_64', None)
+        sys.modules.pop('listed_family', None)
+    assert [(r['name'], r['family'], r['depth'], r['width']) for r in rows] == [
+        ('listpool_tiny_patch8_64', 'ListPoolNet', '6', 32)]
+    (row,) = _tool('list_backbones').main(['timm:vitbench_test_*', '--imports', '_custom_timm_model'])
+    assert row == dict(name='timm:vitbench_test_two_stage', module='_custom_timm_model', pretrained=[],
+                       suite_variant=None)
+    assert 'timm:vitbench_test_two_stage' in capsys.readouterr().out
+    with pytest.raises(SystemExit, match='^error: --imports no_such_module: ModuleNotFoundError'):
+        _tool('list_backbones').main(['--imports', 'no_such_module'])
 
 
 def test_benchmark_json_contract(tmp_path):

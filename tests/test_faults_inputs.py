@@ -151,3 +151,67 @@ def test_benchmark_skips_bf16_rows_on_a_cpu_without_bf16_instructions(monkeypatc
     assert benchmark.parse_args(['backbones', '--dtypes', 'fp32,bf16']).dtypes == ['fp32', 'bf16']  # asked for
     monkeypatch.setattr('vitbench.engine.cpu_amp.cpu_flags', lambda: AVX2_ONLY | {'amx_bf16'}, raising=False)
     assert benchmark.parse_args(['backbones']).dtypes == ['fp32', 'bf16']
+
+
+# ----------------------------------------------------------------------------------- runtime refusals of a known kind
+def test_a_runtime_refusal_is_one_line_naming_the_key_with_its_full_path(toy, tmp_path, capsys):
+    """Issue 47: the layer-decay constructor refuses when the optimiser is built, inside runner.train(), after every
+    config check; it used to end a traceback with a partial key (paramwise_cfg.layer_decay_rate)."""
+    decay = ['optim_wrapper.constructor=vitbench.LayerDecayOptimWrapperConstructor',
+             'optim_wrapper.paramwise_cfg.layer_decay_rate=0.5']
+    assert toy(CONFIG, '--work-dir', tmp_path, '--cfg-options', *decay) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("error: optim_wrapper.paramwise_cfg.backbone='backbone': ToyRegressor has no such "
+                           "submodule; give the backbone's attribute path (default 'backbone'; '' for the whole "
+                           "model)")
+    assert toy(CONFIG, '--work-dir', tmp_path, '--cfg-options', *decay, "optim_wrapper.paramwise_cfg.backbone=''") == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and 'Traceback' not in err
+    assert err.startswith('error: ToyRegressor. (ToyRegressor) has no get_layer_id() and no timm group_matcher()')
+    assert err.rstrip().endswith('(set optim_wrapper.paramwise_cfg.backbone to its attribute path, or '
+                                 'optim_wrapper.paramwise_cfg.layer_decay_rate=1.0)')
+    assert not list(tmp_path.glob('*.pth'))  # nothing trained
+
+
+def test_an_error_of_no_known_kind_keeps_its_traceback(capsys):
+    """Only the suite's own refusals are shortened: anything else is raised on, for its traceback."""
+    from harness.experiment.cli import run_main
+    from vitbench.refusal import RefusalValueError
+
+    def refuse():
+        raise RefusalValueError('Traceback (most recent call last):\n  ...\nRefusalValueError: set '
+                                'train_dataloader.batch_size to an even number')  # as a worker's re-raise reads
+
+    with pytest.raises(SystemExit) as stop:
+        run_main(refuse)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == 'error: set train_dataloader.batch_size to an even number\n'
+
+    def fail():
+        raise ValueError('an unforeseen problem')
+
+    with pytest.raises(ValueError, match='an unforeseen problem'):
+        run_main(fail)
+
+
+def test_a_pipeline_stage_refused_at_run_time_says_the_key_in_its_failed_line(tmp_path, monkeypatch):
+    """The pipeline shows the refusal line of the stage's tools/train.py (its 'error: ...'), not a traceback's end."""
+    import os
+
+    from _pipeline_helpers import DEMO, run, write_pipeline
+    from _tool_helpers import FIXTURES
+    monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(FIXTURES), os.environ.get('PYTHONPATH', '')]))
+    monkeypatch.setenv('OMP_NUM_THREADS', '1')
+    config = tmp_path / 'toy_experiment.py'
+    config.write_text(f'_base_ = [{str(CONFIG)!r}]\n'
+                      f"experiment = dict(task='pretrain', dataset='toy', backbone={DEMO!r})\n")
+    path = write_pipeline(tmp_path, [dict(name='toy', config=str(config), metric='loss', cfg_options={
+        'optim_wrapper.constructor': 'vitbench.LayerDecayOptimWrapperConstructor',
+        'optim_wrapper.paramwise_cfg.layer_decay_rate': 0.5, 'optim_wrapper.paramwise_cfg.backbone': ''})],
+        backbones=[DEMO])
+    _, results, out = run(path)
+    (result,) = results.values()
+    assert result.status == 'failed'
+    assert result.detail.startswith('exit status 2: error: ToyRegressor. (ToyRegressor) has no get_layer_id()')
+    assert result.detail.endswith('or optim_wrapper.paramwise_cfg.layer_decay_rate=1.0)')
+    assert 'Traceback' not in (tmp_path / DEMO / 'toy' / 'pipeline.log').read_text()

@@ -2,7 +2,9 @@
 (the leaderboard's paper rows, the ImageNet subset lists), the license pyproject.toml declares, the configs, tools and
 lock file (vitbench/.mim/, setup.py) and the console scripts; installed into a scratch environment, its commands run
 from another folder with a shipped config. pyproject.toml declares ranges, requirements.lock the tested versions."""
+import ast
 import configparser
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.version import Version
 
 from harness import demo_data
 import vitbench.console
@@ -56,6 +59,37 @@ def test_the_wheel_ships_configs_tools_the_lock_and_commands(wheel):
         assert f'tools/{function.__name__}.py' in shipped, command
     assert {'vitbench-train', 'vitbench-test', 'vitbench-pipeline', 'vitbench-leaderboard', 'vitbench-benchmark',
             'vitbench-list-backbones'} <= set(scripts['console_scripts'])
+    # issue 47: how to cite the suite travels with it, as the file of the checkout
+    assert archive.read('vitbench/.mim/CITATION.cff') == (REPO / 'CITATION.cff').read_bytes()
+    (metadata,) = [n for n in names if n.endswith('.dist-info/METADATA')]
+    assert f'Version: {_declared_version()}\n' in archive.read(metadata).decode()
+
+
+def _declared_version() -> str:
+    return tomllib.loads((REPO / 'pyproject.toml').read_text())['project']['version']
+
+
+def test_the_sdist_carries_what_the_wheel_copies():
+    """setup.py copies SHIPPED into the wheel from the source tree; an sdist has only what MANIFEST.in includes
+    (besides the packages), so every SHIPPED path must be included there, or a wheel built from the sdist fails."""
+    tree = ast.parse((REPO / 'setup.py').read_text())
+    (shipped,) = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                  and any(getattr(target, 'id', None) == 'SHIPPED' for target in node.targets)]
+    assert 'CITATION.cff' in shipped
+    manifest = [line.split() for line in (REPO / 'MANIFEST.in').read_text().splitlines()
+                if line.strip() and not line.startswith('#')]
+    included = {words[1] for words in manifest if words[0] in ('include', 'recursive-include', 'graft')}
+    assert set(shipped) <= included, set(shipped) - included
+
+
+def test_vitbench_has_the_version_of_its_metadata_else_of_the_checkout(monkeypatch):
+    import vitbench
+    assert vitbench.__version__ == importlib.metadata.version('vitbench') == _declared_version()
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, 'version', not_installed)
+    assert vitbench._version() == _declared_version()  # a checkout on PYTHONPATH reads its pyproject.toml
 
 
 def test_the_lock_pins_a_version_inside_every_declared_range():
@@ -76,6 +110,26 @@ def test_the_lock_pins_a_version_inside_every_declared_range():
         assert name in locked, f'{requirement.name} is not in requirements.lock'
         assert requirement.specifier.contains(locked[name], prereleases=True), (requirement, locked[name])
         assert not any(s.operator == '==' for s in requirement.specifier), f'{requirement}: a range, not a pin'
+
+
+def test_every_dependency_stops_below_the_release_series_after_the_locked_one():
+    """Issue 47: the ranges admit what was tested and no more. Each dependency has an upper bound; those of the
+    packages that change behaviour between minor releases stop below the next minor release of the locked version
+    (regex, calendar-versioned: the next year), and every lower bound admits the lowest measured version."""
+    project = tomllib.loads((REPO / 'pyproject.toml').read_text())['project']
+    declared = {Requirement(r).name: Requirement(r).specifier for r in project['dependencies']}
+    locked = dict(line.split('==') for line in (REPO / 'requirements.lock').read_text().splitlines()
+                  if '==' in line and not line.startswith('#'))
+    unbounded = [name for name, spec in declared.items() if not any(s.operator in ('<', '<=', '~=') for s in spec)]
+    assert unbounded == ['safetensors', 'pycocotools', 'ftfy']  # file formats and a text fixer, stable APIs
+    for name in ('torch', 'torchvision', 'timm', 'scipy', 'matplotlib', 'opencv-python-headless'):
+        major, minor = Version(locked[name]).release[:2]
+        assert declared[name].contains(locked[name]), name
+        assert not declared[name].contains(f'{major}.{minor + 1}.0'), f'{name} admits {major}.{minor + 1}, untested'
+    assert not declared['regex'].contains(f'{Version(locked["regex"]).major + 1}.1.1')
+    # the lowest measured: torch 2.11.0 (+cu130) and its torchvision 0.26 on the H200 of docs/benchmarks.md
+    assert declared['torch'].contains('2.11.0') and declared['torchvision'].contains('0.26.0')
+    assert not declared['torch'].contains('2.10.0')
 
 
 def _run(argv, cwd, timeout=300):

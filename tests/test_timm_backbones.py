@@ -20,6 +20,7 @@ from test_det_train import coco_root, on_tiny_coco, train  # noqa: F401  (the ti
 from test_seg_train import one_iteration_cfg, tiny_ade  # noqa: F401  (the tiny demo ADE20k fixture)
 from harness.experiment.cli import build_runner
 from harness.experiment.result_record import backbone_complexity
+from vitbench.refusal import RefusalTypeError
 
 REPO = Path(__file__).resolve().parents[1]
 HIERARCHICAL, PLAIN = 'test_convnext', 'test_vit'  # timm's own test models: 0.2 M and 0.3 M parameters
@@ -220,7 +221,8 @@ def test_a_model_of_ones_own_registered_in_timm_runs_every_task(tiny_ade, tmp_pa
     cfg.train_cfg.max_iters = cfg.train_cfg.val_interval = 2
     cfg.experiment_name = 'seg_own_model'
     # it has no group_matcher: the config's layer-wise decay is refused, saying so
-    with pytest.raises(TypeError, match='TwoStage defines no group_matcher.*layer_decay_rate=1.0'):
+    with pytest.raises(RefusalTypeError, match=r'TwoStage defines no group_matcher.*\(set '
+                       r'optim_wrapper\.paramwise_cfg\.layer_decay_rate=1\.0\)$'):
         build_runner(cfg).train()
     cfg.optim_wrapper.paramwise_cfg.layer_decay_rate = 1.0
     build_runner(cfg).train()

@@ -38,7 +38,12 @@ ran (its config's values, options or a dependency: STAGE/stage.json): then it ru
 stage is reported and the stages that depend on it are skipped, the others go on. One pipeline at a time in a work dir
 (WORK_DIR/pipeline.lock); interrupted (Ctrl-C, SIGTERM) or killed, it stops the stages it started. Exit status:
 0 all stages finished, 1 some did not, 2 the pipeline config is wrong or another pipeline runs in the work dir,
-130 interrupted.
+130 interrupted. A stage that fails shows the line that names its error: a config error or a refusal of the suite's
+checks is one line naming the key to change (tools/train.py's 'error: ...'), an unforeseen error its traceback's
+last line, with the end of the stage's log.
+
+Progress: a line per stage, the latest training progress line every minute, and the pipeline's ETA (from its
+stages' measured costs, else estimates: docs/pipeline.md, "Progress") on each of them.
 """
 import argparse
 import shlex
@@ -52,6 +57,7 @@ from harness.pipeline.resources import ResourceError, check_value
 from harness.pipeline.run import PipelineRunner
 from harness.pipeline.spec import PipelineError, load_pipeline
 from vitbench.console import config_path
+from vitbench.refusal import Refusal
 
 
 def parse_args(argv=None):
@@ -158,7 +164,7 @@ def main(argv=None) -> int:
         pipeline.vis_backends = list(dict.fromkeys(args.vis_backends))
         if args.status or args.wait or args.cancel or pipeline.executor == 'slurm':
             return _slurm_main(args, pipeline)
-    except PipelineError as e:
+    except (PipelineError, Refusal) as e:  # a refusal of the suite's checks (vitbench/refusal.py): one line too
         print(f'error: {e}', file=sys.stderr)
         return 2
     if args.jobs is not None and args.jobs < 1:

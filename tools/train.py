@@ -14,6 +14,7 @@ from vitbench.engine.amp import amp_plan, cuda_has_bf16
 from vitbench.engine.compile import (BACKBONE, EagerOptimizerStep, compile_backbone, compile_plan,
                                      keep_data_preprocessor_eager, use_fused_adamw)
 from harness.experiment.config_checks import empty_epoch_problem, training_problems
+from harness.experiment.progress import pace_progress
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.engine.run_cost import meter_of
 from harness.experiment.cli import (ConfigError, add_common_args, add_tracking_args, build_runner, load_config,
@@ -106,6 +107,7 @@ def main(argv=None):
     problem = empty_epoch_problem(loader)
     if problem:
         raise ConfigError(f'{args.config}: {problem}')
+    pace_progress(runner)  # progress lines at a rate for the run's length (harness/experiment/progress.py)
     if scope == BACKBONE:
         compile_backbone(runner, {} if compile_options is True else dict(compile_options))
     elif scope is not None:

@@ -13,6 +13,7 @@ from mmcv.cnn import ConvModule, build_norm_layer
 from mmengine.model import BaseModule
 from torch import nn
 
+from vitbench.refusal import RefusalValueError
 from vitbench.registry import MODELS
 
 
@@ -58,13 +59,14 @@ class SimpleFeaturePyramid(BaseModule):
         scales = [float(s) for s in scales]
         bad = [s for s in scales if s not in SCALES]
         if bad:
-            raise ValueError(f'SimpleFeaturePyramid: scales {bad} are not supported; each scale must be one of '
-                             f'{SCALES} (deconvolutions up, max-pooling down)')
+            raise ValueError(f'SimpleFeaturePyramid: model.neck.scales {bad} are not supported; each scale must be '
+                             f'one of {SCALES} (deconvolutions up, max-pooling down)')
         if scales != sorted(scales, reverse=True):
-            raise ValueError(f'SimpleFeaturePyramid: scales must go from the finest level to the coarsest, '
+            raise ValueError(f'SimpleFeaturePyramid: model.neck.scales must go from the finest level to the coarsest, '
                              f'got {scales}')
         if num_outs < len(scales):
-            raise ValueError(f'SimpleFeaturePyramid: num_outs={num_outs} is fewer than the {len(scales)} scales')
+            raise ValueError(f'SimpleFeaturePyramid: model.neck.num_outs={num_outs} is fewer than the {len(scales)} '
+                             'scales')
         self.in_channels, self.out_channels = in_channels, out_channels
         self.scales, self.num_outs = tuple(scales), num_outs
 
@@ -93,8 +95,9 @@ class SimpleFeaturePyramid(BaseModule):
         """``inputs``: the backbone's tuple of maps; only the last one is used."""
         x = inputs[-1]
         if x.shape[1] != self.in_channels:
-            raise ValueError(f'SimpleFeaturePyramid: expected a map with in_channels={self.in_channels} '
-                             f'channels, got {tuple(x.shape)} (set neck.in_channels to the backbone width)')
+            raise RefusalValueError(f'SimpleFeaturePyramid: expected a map with in_channels={self.in_channels} '
+                                    f'channels, got {tuple(x.shape)} (set model.neck.in_channels={x.shape[1]}, the '
+                                    'backbone width)')
         outs = [level(x).contiguous() for level in self.levels]  # (a no-op after LN2d) RoIAlign needs NCHW
         while len(outs) < self.num_outs:
             outs.append(F.max_pool2d(outs[-1], kernel_size=1, stride=2))

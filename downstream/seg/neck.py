@@ -36,10 +36,11 @@ class ScaledFeature2Pyramid(BaseModule):
                  norm_cfg=dict(type='SyncBN', requires_grad=True), init_cfg=None):
         super().__init__(init_cfg=init_cfg)
         if list(rescales) != list(RESCALES):
-            raise ValueError(f'rescales={list(rescales)}: this neck (MAE-lite\'s) builds exactly {list(RESCALES)}')
+            raise ValueError(f'model.neck.rescales={list(rescales)}: this neck (MAE-lite\'s) builds exactly '
+                             f'{list(RESCALES)}')
         width = scaled_width(embed_dim, scale_factor)
         if width < 1:
-            raise ValueError(f'scale_factor={scale_factor} leaves {embed_dim} channels at width {width}')
+            raise ValueError(f'model.neck.scale_factor={scale_factor} leaves {embed_dim} channels at width {width}')
         self.rescales, self.out_channels = list(rescales), width
         self.upsample_4x = nn.Sequential(
             nn.ConvTranspose2d(embed_dim, width, kernel_size=2, stride=2),

@@ -10,6 +10,7 @@
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 
+from vitbench.refusal import RefusalValueError
 from vitbench.registry import HOOKS
 
 MODES = dict(all='full', attention='attention', ffn='ffn', linear='linear')
@@ -44,7 +45,7 @@ class TransferCheckHook(Hook):
         outputs = getattr(getattr(_model(runner), 'backbone', None), 'num_classes', None)
         if classes is None or outputs is None or len(classes) == outputs:
             return
-        raise ValueError(
+        raise RefusalValueError(
             f'the classifier has {outputs} outputs (model.num_classes) but {where}.dataset '
             f'({type(dataset).__name__} at {getattr(dataset, "data_root", "?")}) has {len(classes)} classes: '
             f'set model.num_classes={len(classes)} and model.data_preprocessor.num_classes={len(classes)} '

@@ -26,6 +26,7 @@ from harness.tasks import ImportsError, import_modules
 from vitbench.console import config_path
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.fileio import WriteError
+from vitbench.refusal import Refusal
 from vitbench.results.schema import DIVERGED_EXIT_STATUS
 from vitbench.sample_error import SampleError, one_line
 
@@ -265,7 +266,9 @@ def _add_hook_unless_listed(cfg, name: str) -> None:
 def run_main(main) -> None:
     """Call ``main()``; a ConfigError, a checkpoint that cannot be used (damaged, of another model, with non-finite
     weights), a data sample that cannot be read (:class:`~vitbench.sample_error.SampleError`) or a file that cannot
-    be written (disk full: :class:`~vitbench.fileio.WriteError`) becomes one message on stderr and exit status 2;
+    be written (disk full: :class:`~vitbench.fileio.WriteError`) or a run refused by one of the suite's checks
+    (:class:`~vitbench.refusal.Refusal`: the key to change, with its full path) becomes one message on stderr and
+    exit status 2 (any other exception keeps its traceback);
     a training whose loss stopped being finite (:class:`~harness.experiment.divergence.TrainingDiverged`) one
     line and exit status 3."""
     try:
@@ -275,6 +278,9 @@ def run_main(main) -> None:
         sys.exit(2)
     except (SampleError, WriteError) as e:  # a file that cannot be read or written: named, one line
         print(f'error: {one_line(e) if isinstance(e, SampleError) else e}', file=sys.stderr)
+        sys.exit(2)
+    except Refusal as e:  # one of the suite's checks at run time: the key to change, with its full path
+        print(f'error: {e.one_line()}', file=sys.stderr)
         sys.exit(2)
     except TrainingDiverged as e:
         print(f'error: {e}', file=sys.stderr)

@@ -43,6 +43,7 @@ from vitbench.results.schema import DIVERGED_EXIT_STATUS
 
 from . import leaderboard_stage, preload
 from .command import command_of, launch_of, resolve
+from .eta import SUMMARY_NAME, Eta
 from .gpus import GpuError, GpuPool, visible_gpus
 from .record import changes, diverged, is_done, key_metric, missing_outputs, set_aside, write_record
 from .spec import Pipeline, PipelineError, Stage
@@ -51,7 +52,6 @@ from .stage_process import start_stage, stop_stages
 from .stage_result import UNFINISHED, StageResult
 
 LOG_NAME = 'pipeline.log'
-SUMMARY_NAME = 'pipeline_summary.json'
 LOCK_NAME = 'pipeline.lock'
 
 
@@ -80,6 +80,7 @@ class PipelineRunner:
         self._processes = set()
         self._stopping = False  # interrupted: a stage that ends now was stopped, it did not fail
         self._preloaded = False  # this run forks its _forkable stages from the preload server
+        self.eta: Optional[Eta] = None  # the remaining time of a run (:mod:`.eta`); None for one stage alone
 
     def say(self, text: str) -> None:
         with self._lock:
@@ -146,8 +147,12 @@ class PipelineRunner:
         counters = {s.id: f'[{i}/{len(stages)}]' for i, s in enumerate(stages, 1)}
         pending, running = list(stages), {}
         start = time.time()
+        done_before = {s.id for s in stages if is_done(self.pipeline, s)}
+        self.eta = Eta(self.pipeline, self.jobs, done_before)
+        if self.eta.line():
+            self.say(self.eta.line())
         # before the pool's threads: starting the server sets os.environ for a moment (preload.start)
-        if any(self._forkable(s) and not is_done(self.pipeline, s) for s in stages):
+        if any(self._forkable(s) and s.id not in done_before for s in stages):
             self._preloaded = preload.start(self._environment())
         with ThreadPoolExecutor(self.jobs) as pool:
             try:
@@ -159,7 +164,9 @@ class PipelineRunner:
                         running[pool.submit(self._run_stage, stage, counters[stage.id])] = stage
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
-                        self.results[running.pop(future).id] = future.result()
+                        stage, result = running.pop(future), future.result()
+                        self.results[stage.id] = result
+                        self.eta.ended(stage, result.status, result.seconds)
             except KeyboardInterrupt:
                 self.say('interrupted: stopping the running stages')
                 self._stopping = True  # first: a stage starting from now on stops itself (_execute)
@@ -205,7 +212,10 @@ class PipelineRunner:
             return StageResult(stage.id, 'failed', detail=str(e), log=log)
         if stage.kind in ('train', 'test'):
             write_record(self.pipeline, stage)
-        self.say(f'{counter} {stage.id}: running' + (' (resuming)' if '--resume' in argv else '') + f', log {log}')
+        if self.eta:
+            self.eta.started(stage)
+        self.say(f'{counter} {stage.id}: running' + (' (resuming)' if '--resume' in argv else '') + f', log {log}'
+                 + self._eta_suffix())
         offset = osp.getsize(log) if osp.isfile(log) else 0
         devices = self.gpus.take() if stage.kind in ('train', 'test') else []
         try:
@@ -232,11 +242,20 @@ class PipelineRunner:
             detail = f'finished without writing {", ".join(missing_outputs(stage))}'
         else:
             metric = key_metric(stage)
-            self.say(f'{counter} {stage.id}: ok in {_duration(seconds)}' + (f', {metric}' if metric else ''))
+            if self.eta:
+                self.eta.ended(stage, 'ran', seconds)
+            self.say(f'{counter} {stage.id}: ok in {_duration(seconds)}' + (f', {metric}' if metric else '')
+                     + self._eta_suffix())
             return StageResult(stage.id, 'ran', seconds, metric, log=log)
+        if self.eta:
+            self.eta.ended(stage, 'failed', seconds)
         self.say(f'{counter} {stage.id}: FAILED after {_duration(seconds)} ({detail}); end of {log}:')
         self.say(''.join(f'    | {line}' for line in log_tail(log, 15, offset)).rstrip())
         return StageResult(stage.id, 'failed', seconds, detail=detail, log=log)
+
+    def _eta_suffix(self, separator: str = '; ') -> str:
+        line = self.eta.line() if self.eta else ''
+        return separator + line if line else ''
 
     def _command(self, stage: Stage) -> List[str]:
         return command_of(self.pipeline, stage, self.resume, self.launcher, self.gpus.per_stage)
@@ -270,7 +289,7 @@ class PipelineRunner:
                     else:
                         progress = progress_of(line) or progress
                     if not self.verbose and progress and time.time() - last_beat >= self.heartbeat:
-                        self.say(prefix + progress[:160])
+                        self.say(prefix + progress[:160] + self._eta_suffix(' | '))
                         last_beat, progress = time.time(), None
                 return process.wait()
             except BaseException:

@@ -20,6 +20,7 @@ from typing import NamedTuple, Optional
 import torch
 from mmengine.optim import OptimWrapper
 
+from vitbench.refusal import RefusalValueError
 from vitbench.registry import OPTIM_WRAPPERS
 from vitbench.results.schema import has_roi_ops
 
@@ -93,8 +94,9 @@ class AutocastOptimWrapper(OptimWrapper):
         if dtype not in ('bfloat16', 'float16'):
             raise ValueError(f"{type(self).__name__}: dtype must be 'bfloat16' or 'float16', got {dtype!r}")
         if dtype == 'float16' and device_type == 'cuda':  # float16 gradients underflow without a loss scaler
-            raise ValueError(f"{type(self).__name__}: float16 on a GPU needs loss scaling; use "
-                             "type='AmpOptimWrapper' (mmengine's), or dtype='bfloat16'")
+            raise RefusalValueError(f"{type(self).__name__}: float16 on a GPU needs loss scaling; set "
+                                    "optim_wrapper.type='AmpOptimWrapper' (mmengine's), or "
+                                    "optim_wrapper.dtype='bfloat16'")
         self.cast_dtype = getattr(torch, dtype)
         self.device_type = device_type
 

@@ -29,7 +29,10 @@ from typing import Callable, List, Tuple
 import torch.nn as nn
 from mmengine.optim import DefaultOptimWrapperConstructor
 
+from vitbench.refusal import RefusalTypeError
 from vitbench.registry import OPTIM_WRAPPER_CONSTRUCTORS
+
+PARAMWISE = 'optim_wrapper.paramwise_cfg'  # where the constructor's options are, in a config
 
 # the norms whose weight and bias are never decayed (public classes: BatchNorm's and InstanceNorm's private base
 # would reach into torch's internals, tests/test_compat.py)
@@ -43,8 +46,8 @@ def timm_layers(model: nn.Module) -> Tuple[Callable[[str], int], int]:
     outside its groups is a KeyError, never a default group."""
     from timm.models import group_parameters
     if not hasattr(model, 'group_matcher'):
-        raise TypeError(f'{type(model).__name__} defines no group_matcher(): timm cannot say its layers, so layer-wise '
-                        'decay cannot be applied (set paramwise_cfg.layer_decay_rate=1.0)')
+        raise RefusalTypeError(f'{type(model).__name__} defines no group_matcher(): timm cannot say its layers, so '
+                               f'layer-wise decay cannot be applied (set {PARAMWISE}.layer_decay_rate=1.0)')
     ids = group_parameters(model, model.group_matcher(coarse=False), reverse=True)
 
     def layer_id(name: str) -> int:
@@ -60,8 +63,9 @@ def _layers_of(backbone: nn.Module, where: str) -> Tuple[Callable[[str], int], i
         return backbone.get_layer_id, backbone.num_layers + 1
     if hasattr(backbone, 'group_matcher') or hasattr(backbone, 'pretrained_cfg'):
         return timm_layers(backbone)
-    raise TypeError(f'{where} ({type(backbone).__name__}) has no get_layer_id() and no timm group_matcher(); '
-                    'layer decay needs a vitbench or timm backbone (set paramwise_cfg.backbone to its path)')
+    raise RefusalTypeError(f'{where} ({type(backbone).__name__}) has no get_layer_id() and no timm group_matcher(); '
+                           f'layer decay needs a vitbench or timm backbone (set {PARAMWISE}.backbone to its '
+                           f'attribute path, or {PARAMWISE}.layer_decay_rate=1.0)')
 
 
 @OPTIM_WRAPPER_CONSTRUCTORS.register_module()
@@ -70,10 +74,15 @@ class LayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
     def add_params(self, params: List[dict], module: nn.Module, **kwargs) -> None:
         decay_rate = self.paramwise_cfg.get('layer_decay_rate', 1.0)
         path = self.paramwise_cfg.get('backbone', 'backbone')
-        backbone = module.get_submodule(path) if path else module
+        try:
+            backbone = module.get_submodule(path) if path else module
+        except AttributeError:
+            raise RefusalTypeError(f'{PARAMWISE}.backbone={path!r}: {type(module).__name__} has no such submodule; '
+                                   f"give the backbone's attribute path (default 'backbone'; '' for the whole "
+                                   'model)') from None
         try:
             get_layer_id, top = _layers_of(backbone, f'{type(module).__name__}.{path}')
-        except TypeError:
+        except RefusalTypeError:
             if decay_rate != 1.0:
                 raise
             get_layer_id, top = (lambda name: 0), 0  # no decay: every parameter at the base rate
