@@ -144,7 +144,7 @@ def _first(pipeline: List[dict], *types: str) -> dict:
 def _backbone_defaults(arch) -> Dict[str, Any]:
     """The constructor arguments the variant sets, over the class defaults."""
     from backbones.factory import get_variant, model_class_of
-    if not isinstance(arch, str):
+    if not isinstance(arch, str) or arch.startswith('timm:'):  # a timm model: its own defaults, not a variant's
         return {}
     entry = get_variant(arch)
     params = inspect.signature(model_class_of(arch).__init__).parameters

@@ -71,7 +71,8 @@ def parse_args(argv=None):
                         help="prefix of every train/test command, e.g. 'torchrun --nproc_per_node 8' (with "
                         "--launcher pytorch added); 'none': plain python. Default: the config's launcher")
     parser.add_argument('--seeds', metavar='0,1,2',
-                        help="run every train / test stage once per seed (replaces the config's seeds; default: "
+                        help="run every train / test stage once per seed, e.g. 0,1,2 or 1-100 (replaces the config's "
+                        "seeds; default: "
                         "the config's, else once with each config's own seed)")
     parser.add_argument('--baseline', metavar='NAME',
                         help="the leaderboard row the others are compared with: a recipe label such as 'scratch', "
@@ -126,11 +127,17 @@ def _slurm_options(args) -> dict:
 
 
 def _seeds(text: str) -> list:
-    """'0,1,2' → [0, 1, 2] (load_pipeline checks the list: not empty, no seed twice)."""
+    """'0,1,2' → [0, 1, 2]; a range 'A-B' is A to B inclusive ('1-100': the thesis' seed study) (load_pipeline
+    checks the list: not empty, no seed twice)."""
+    seeds = []
     try:
-        return [int(s) for s in text.split(',')] if text.strip() else []
+        for part in filter(None, (p.strip() for p in text.split(','))):
+            first, sep, last = part.partition('-')
+            seeds += list(range(int(first), int(last) + 1)) if sep else [int(part)]
     except ValueError:
-        raise PipelineError(f'--seeds {text!r}: expected whole numbers separated by commas, e.g. 0,1,2') from None
+        raise PipelineError(f'--seeds {text!r}: expected whole numbers separated by commas, or ranges A-B, e.g. '
+                            '0,1,2 or 1-100') from None
+    return seeds
 
 
 def main(argv=None) -> int:
