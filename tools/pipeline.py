@@ -8,10 +8,15 @@ leaderboard), each through tools/train.py or tools/test.py in its own work dir.
     python tools/pipeline.py configs/pipelines/demo.py --seeds 0,1,2 # every training 3 times: the spread
     python tools/pipeline.py my_pipeline.py --imports my_task       # a task of your own, its package on PYTHONPATH
     python tools/pipeline.py --table thesis:6.12 --dry-run          # one paper table's runnable rows (docs/coverage.md)
+    python tools/pipeline.py --seed-study configs/pretrain/rsb_a2_resnet50_in1k_300e.py --seeds 1-100  # the spread
 
 --table DOCUMENT:NUMBER (or a leaderboard id) runs the rows of one table of the map of the papers
 (vitbench/results/papers/) that a config reproduces: each its config, overrides and backbone as the map gives them,
 after the pre-training those rows need, then a leaderboard with the paper's numbers (harness/pipeline/paper_table.py).
+
+--seed-study CONFIG trains one training config once per seed (--seeds, default 0-9) and ends with a leaderboard of
+the mean ± std over the seeds, each cell's histogram over them and each seed's (val, V2) point (thesis Figures 6.7,
+6.8; harness/pipeline/seed_study.py); --backbones NAME runs it on that backbone (--backbone).
 
 With --seeds (or the config's seeds) every train / test stage runs once per seed, with --cfg-options
 randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain
@@ -50,6 +55,7 @@ from harness.pipeline.gpus import GpuError
 from harness.pipeline.paper_table import describe, load_table
 from harness.pipeline.resources import ResourceError, check_value
 from harness.pipeline.run import PipelineRunner
+from harness.pipeline.seed_study import load_seed_study
 from harness.pipeline.spec import PipelineError, load_pipeline
 from vitbench.console import config_path
 
@@ -63,6 +69,10 @@ def parse_args(argv=None):
                         help="instead of a config: run one paper table's runnable rows, e.g. thesis:6.12 or "
                         "'maelite:Figure 7' (as docs/coverage.md lists them) or a leaderboard id (deit3_ade20k); "
                         'work dir work_dirs/tables/DOC_NUMBER, torchrun on 8 GPUs unless --launcher')
+    parser.add_argument('--seed-study', metavar='CONFIG',
+                        help='instead of a config: train this training config once per seed (--seeds, default 0-9), '
+                        'then a leaderboard with the histogram of each cell over the seeds; work dir '
+                        'work_dirs/seeds/CONFIG_STEM')
     parser.add_argument('--backbones', metavar='A,B',
                         help="run the per-backbone stages for these variants (or timm:NAME models) instead of the "
                         "config's list")
@@ -149,10 +159,17 @@ def main(argv=None) -> int:
         missing = [m for m in map(missing_tracker, dict.fromkeys(args.vis_backends)) if m]
         if missing:  # before any stage starts, rather than in every train stage's log
             raise PipelineError('\n'.join(missing))
-        if (args.config is None) == (args.table is None):
-            raise PipelineError('give a pipeline config or --table DOC:NUMBER (one of them), e.g. '
-                                'configs/pipelines/demo.py or --table thesis:6.12')
-        if args.table is not None:
+        if sum(x is not None for x in (args.config, args.table, args.seed_study)) != 1:
+            raise PipelineError('give a pipeline config, --table DOC:NUMBER or --seed-study CONFIG (one of them), '
+                                'e.g. configs/pipelines/demo.py, --table thesis:6.12 or --seed-study '
+                                'configs/pretrain/rsb_a2_resnet50_in1k_300e.py')
+        if args.seed_study is not None:
+            if backbones and len(backbones) > 1:
+                raise PipelineError(f'--backbones: a seed study runs one backbone, got {", ".join(backbones)}')
+            pipeline = load_seed_study(config_path(args.seed_study), args.work_dir, launcher, seeds,
+                                       backbones[0] if backbones else None, args.executor, _slurm_options(args),
+                                       args.imports)
+        elif args.table is not None:
             if backbones:
                 raise PipelineError(f"--backbones: the rows of --table {args.table} run each on its own backbone "
                                     "(the map's 'run: {backbone: ...}')")
