@@ -30,6 +30,11 @@ def gaussian_fit(values: Sequence[float]) -> Tuple[float, float]:
 
 def seed_histogram(values: Dict[int, float], title: str, xlabel: str) -> Plot:
     """Counts of the seeds' values in bins, the fitted Gaussian scaled to the counts, seed 0 as a line."""
+    return f'{title}: {xlabel} over seeds', _png(histogram_figure(values, title, xlabel))
+
+
+def histogram_figure(values: Dict[int, float], title: str, xlabel: str) -> Figure:
+    """:func:`seed_histogram`'s figure (its bars, the Gaussian as the line labelled 'Gaussian fit')."""
     v = np.array(list(values.values()), dtype=float)
     mean, std = gaussian_fit(v)
     fig = Figure(figsize=(6.4, 4.2))
@@ -47,7 +52,7 @@ def seed_histogram(values: Dict[int, float], title: str, xlabel: str) -> Plot:
     ax.set_ylabel('seeds')
     ax.set_title(f'{title}\nmin {v.min():.2f} · max {v.max():.2f}')
     ax.legend(fontsize=8)
-    return f'{title}: {xlabel} over seeds', _png(fig)
+    return fig
 
 
 def seed_pairs(x: Dict[int, float], y: Dict[int, float], title: str, xlabel: str, ylabel: str) -> Plot:
