@@ -205,3 +205,42 @@ def test_demo_training_runs_with_the_switches(data_root, tmp_path):
     steps = dumped.train_dataloader.dataset.pipeline
     assert (steps[CROP]['kind'], steps[POLICY]['type'], steps[COLOUR]['strength']) == ('src', 'AutoAugment', 0.0)
     assert dumped.model.loss.kind == 'ce' and dumped.model.backbone.init_values is None
+
+
+def test_table_6_5_pretrainings_are_the_21k_recipe_switched_as_its_columns_say():
+    rows = chapter6_rows('6.5')
+    assert len(rows) == 21
+    for row, run in rows:
+        crop, ls, mixup, policy, ft = row['note'].split(', ')
+        pre, values = resolved(type(run)(run.needs, run.needs_options))
+        where = f"6.5 {row['model']} {row['note']} {row['epochs']}"
+        assert pre.experiment.dataset == 'imagenet21k' and values['epochs'] == row['epochs'], where
+        assert cfg_end(pre) == row['epochs'] and values['train_crop'] == {'RRC': 'RandomResizedCrop',
+                                                                           'SRC': 'SimpleRandomCrop'}[crop], where
+        assert (values['layer_scale'] == 1e-4) == (ls == 'LayerScale'), where
+        assert values['mixup'] == (0.8 if mixup == 'Mixup 0.8' else 0.0), where
+        assert values['augment_policy'] == ('rand_augment' if policy == 'RandAugment' else 'three_augment'), where
+        fine_tune, ft_values = resolved(run)
+        assert ft_values['layer_scale'] == values['layer_scale'], where  # the fine-tune loads the same blocks
+        assert ft_values['img_size'] == ft_values['input_size'] == ft_values['test_size'] == int(ft[-3:]), where
+        assert ft_values['variant'] == values['variant'] == row['variant'], where
+
+
+def test_table_6_6_pretrains_at_the_resolution_its_rows_name_then_fine_tunes_at_224():
+    for row, run in chapter6_rows('6.6'):
+        where = f"6.6 {row['model']} {row['note']} {row['epochs']}"
+        if 'no fine-tune' in row['note']:
+            assert not run.needs and resolved(run)[1]['img_size'] == 224, where
+            continue
+        res = int(row['note'].split()[2].rstrip(','))
+        pre, values = resolved(type(run)(run.needs, run.needs_options))
+        assert values['img_size'] == values['input_size'] == values['test_size'] == res, where
+        assert pre.experiment.backbone_overrides.img_size == res and values['epochs'] == row['epochs'], where
+        steps = train_steps(pre)
+        assert steps[CROP]({'img': image(size=(300, 280))})['img'].size == (res, res), where
+        fine_tune = resolved(run)[1]
+        assert fine_tune['img_size'] == 224 and fine_tune['variant'] == row['variant'], where
+
+
+def cfg_end(cfg):
+    return cfg.param_scheduler[-1]['end']
