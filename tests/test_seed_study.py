@@ -115,3 +115,31 @@ def test_figure_6_7_runs_the_a2_recipe_and_records_the_thesis_statistics():
     mean = next(r for r in figure.rows if r['note'].startswith('mean'))
     assert (mean['cls/imagenet'], mean['cls/imagenet/real'], mean['cls/imagenet/v2']) == (79.72, 85.37, 67.99)
     assert tables['thesis:Figure 6.8'].same_as == 'thesis:Figure 6.7'
+
+
+def test_the_a2_recipe_trains_on_demo_data(tmp_path):
+    """configs/pretrain/rsb_a2_resnet50_in1k_300e.py, one epoch on 16 demo images at 64 px with timm's test_resnet
+    swapped in (as --backbone): the LAMB groups, BCE above 0.2 and RandAugment m7 run."""
+    import os
+    import subprocess
+    import sys
+
+    from harness import demo_data
+    from _tool_helpers import REPO
+    assert demo_data.generate(demo_data.select(['imagenet']), str(tmp_path / 'demo'), scale='tiny',
+                              log=lambda m: None) == []
+    root = tmp_path / 'demo' / 'imagenet'
+    options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader') for key in (
+        f'dataset.data_root={root}', 'num_workers=0', 'persistent_workers=False', 'dataset.indices=16',
+        'batch_size=8', 'dataset.pipeline.1.size=64')]
+    options += ['model.num_classes=25', 'model.data_preprocessor.num_classes=25', 'train_cfg.max_epochs=1',
+                'train_cfg.val_interval=1', 'param_scheduler.0.end=1', 'param_scheduler.1.begin=1',
+                'val_cfg.extra_sets=[]', 'train_dataloader.dataset.pipeline.3.img_size=64']
+    result = subprocess.run([sys.executable, 'tools/train.py', 'configs/pretrain/rsb_a2_resnet50_in1k_300e.py',
+                             '--work-dir', str(tmp_path / 'run'), '--backbone', 'timm:test_resnet',
+                             '--cfg-options', *options], cwd=REPO, capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    record = json.loads((tmp_path / 'run' / 'result.json').read_text())
+    assert record['backbone'] == 'timm:test_resnet' and 0 <= record['metrics']['top1'] <= 100
+    assert record['pretrain'] == dict(recipe='supervised', epochs=1, checkpoint=None)
