@@ -17,7 +17,8 @@ from harness.pipeline.dag import PipelineError
 from harness.pipeline.seed_study import load_seed_study
 from vitbench.results.columns import Column
 from vitbench.results.render import render
-from vitbench.results.seed_plots import gaussian_fit, histogram_figure, seed_plots
+from vitbench.results.seed_plots import (early_vs_final_figure, gaussian_fit, histogram_figure, seed_plots,
+                                        spread_figure, validation_curves)
 from vitbench.results.table import build_table
 
 VAL, V2 = Column('cls', 'imagenet'), Column('cls', 'imagenet', 'v2')
@@ -26,12 +27,25 @@ TOP1 = [79.85, 79.61, 79.72, 79.70, 79.98, 79.50, 79.66, 79.81, 79.74, 79.69, 79
 TOP1_V2 = [67.90, 68.10, 67.70, 68.69, 67.39, 68.00, 67.95, 68.20, 67.80, 67.85, 68.05, 67.60]
 
 
+EPOCHS = range(10, 101, 10)  # validated every 10 epochs of 100
+
+
+def curve(seed, epoch):
+    """A seed's top-1 along the training: noisy early, close to the seed's final value at the end."""
+    return TOP1[seed] - (100 - epoch) * 0.05 + ((seed * 7 + epoch) % 5 - 2) * (100 - epoch) / 100
+
+
 @pytest.fixture
 def seeded_imagenet(tmp_path):
     root = tmp_path / 'runs'
     for seed, (top1, v2) in enumerate(zip(TOP1, TOP1_V2)):
         rec = record('pretrain', 'imagenet', dict(top1=top1, top1_v2=v2), recipe='supervised', epochs=300)
         write(root, f'a2/seed{seed}', dict(rec, seed=seed))
+        log = root / 'a2' / f'seed{seed}' / '20260101_000000' / 'vis_data' / 'scalars.json'
+        log.parent.mkdir(parents=True)
+        lines = [dict(loss=1.0, step=5)] + [{'accuracy/top1': curve(seed, e), 'accuracy/top5': 99.0, 'step': e}
+                                            for e in EPOCHS]
+        log.write_text('\n'.join(json.dumps(line) for line in lines) + '\n')
     for seed in range(3):  # three seeds: the table's mean ± std, too few for a histogram
         rec = record('pretrain', 'imagenet', dict(top1=70.0 + seed), recipe='supervised', epochs=100)
         write(root, f'short/seed{seed}', dict(rec, seed=seed))
@@ -60,6 +74,8 @@ def test_the_histogram_counts_every_seed_and_its_gaussian_holds_them():
 def test_the_leaderboard_draws_a_histogram_per_seeded_cell_and_the_val_v2_points(seeded_imagenet):
     table = build_table([str(seeded_imagenet)])
     plots = dict(seed_plots(table))
+    assert {'supervised · 300ep: top-1 over seeds along the epochs',
+            'supervised · 300ep: final top-1 vs earlier epochs'} <= set(plots)  # from the 12 runs' scalars.json
     histograms = [t for t in plots if t.endswith('over seeds')]
     assert len(histograms) == 2 and all('300ep' in t for t in histograms)  # val and V2 of the 12 seeds; not 3
     (pairs,) = [t for t in plots if 'per seed' in t]
@@ -143,3 +159,18 @@ def test_the_a2_recipe_trains_on_demo_data(tmp_path):
     record = json.loads((tmp_path / 'run' / 'result.json').read_text())
     assert record['backbone'] == 'timm:test_resnet' and 0 <= record['metrics']['top1'] <= 100
     assert record['pretrain'] == dict(recipe='supervised', epochs=1, checkpoint=None)
+
+
+def test_the_validations_along_the_epochs_give_the_spread_and_the_early_vs_final_points(seeded_imagenet):
+    runs = sorted(str(p) for p in seeded_imagenet.glob('a2/*/result.json'))
+    curves = validation_curves(runs + [str(seeded_imagenet / 'short' / 'seed0' / 'result.json')])  # no log: left out
+    assert sorted(curves) == list(range(12)) and curves[3] == {e: curve(3, e) for e in EPOCHS}
+    ax = spread_figure(curves, 'A2').axes[0]
+    lines = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
+    values = np.array([[curve(s, e) for e in EPOCHS] for s in range(12)])
+    assert np.allclose(lines['mean'], values.mean(0)) and np.allclose(lines['min'], values.min(0))
+    assert np.allclose(lines['max'], values.max(0))
+    fig = early_vs_final_figure(curves, 'A2')
+    assert [a.get_xlabel() for a in fig.axes] == ['top-1 at epoch 50', 'top-1 at epoch 80', 'top-1 at epoch 90']
+    late = fig.axes[-1].collections[0].get_offsets()
+    assert np.allclose(late, [[curve(s, 90), curve(s, 100)] for s in range(12)])

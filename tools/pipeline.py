@@ -15,8 +15,8 @@ leaderboard), each through tools/train.py or tools/test.py in its own work dir.
 after the pre-training those rows need, then a leaderboard with the paper's numbers (harness/pipeline/paper_table.py).
 
 --seed-study CONFIG trains one training config once per seed (--seeds, default 0-9) and ends with a leaderboard of
-the mean ± std over the seeds, each cell's histogram over them and each seed's (val, V2) point (thesis Figures 6.7,
-6.8; harness/pipeline/seed_study.py); --backbones NAME runs it on that backbone (--backbone).
+the mean ± std over the seeds, each cell's histogram over them, each seed's (val, V2) point and the spread along
+the epochs (thesis Figures 6.7-6.10; harness/pipeline/seed_study.py); --backbones NAME runs it on that backbone.
 
 With --seeds (or the config's seeds) every train / test stage runs once per seed, with --cfg-options
 randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain

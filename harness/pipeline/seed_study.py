@@ -1,8 +1,8 @@
-"""A seed study of any recipe (thesis §6.3.4, Figures 6.7-6.8: ResNet-50 A2 trained with seeds 1 to 100):
+"""A seed study of any recipe (thesis §6.3.4, Figures 6.7-6.10: ResNet-50 A2 trained with seeds 1 to 100):
 ``tools/pipeline.py --seed-study CONFIG --seeds 1-100`` trains CONFIG once per seed (``randomness.seed``, which
 mmengine seeds the initialisation and the samplers' data order from) and ends with a leaderboard whose cells are the
-mean ± std over the seeds, with the histogram of each cell's seeds and each seed's (val, V2) point
-(:mod:`vitbench.results.seed_plots`).
+mean ± std over the seeds, with the histogram of each cell's seeds, each seed's (val, V2) point and, from the
+validations the runs log, the spread along the epochs (:mod:`vitbench.results.seed_plots`).
 
 The pipeline is the dict a pipeline config would hold, checked and expanded by
 :func:`harness.pipeline.spec.pipeline_from` like any other: it resumes, dry-runs and goes to Slurm the same way

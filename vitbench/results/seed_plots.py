@@ -1,11 +1,17 @@
-"""The seed study's plots for the leaderboard's HTML page (thesis §6.3.4, Figures 6.7 and 6.8): for a cell measured
+"""The seed study's plots for the leaderboard's HTML page (thesis §6.3.4, Figures 6.7-6.10): for a cell measured
 with many seeds (``tools/pipeline.py ... --seeds 1-100``), the histogram of its values with the Gaussian of their mean
-and standard deviation, seed 0 marked; and for a row measured on two test sets of one dataset (ImageNet val and V2),
-each seed as a point (val, V2), which shows how little the best seed on one set is the best on the other.
+and standard deviation, seed 0 marked; for a row measured on two test sets of one dataset (ImageNet val and V2),
+each seed as a point (val, V2), which shows how little the best seed on one set is the best on the other; and from
+the validations each run logged along its training (``vis_data/scalars.json``), the mean, std, min and max over the
+seeds by epoch (Figure 6.9) and the final top-1 against the top-1 at earlier epochs (Figure 6.10: no early stopping
+rule picks the best seeds).
 
 Kept apart from :mod:`vitbench.results.plots` (the per-column plots); drawn the same way (Agg canvas, PNG bytes,
 every text literal)."""
+import glob
+import json
 import math
+import os.path as osp
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -73,10 +79,84 @@ def seed_pairs(x: Dict[int, float], y: Dict[int, float], title: str, xlabel: str
     return f'{title}: {ylabel} vs {xlabel} per seed', _png(fig)
 
 
+Curves = Dict[int, Dict[int, float]]  # seed -> {epoch: top-1}
+
+
+def validation_curves(result_paths: Sequence[str], metric: str = 'top1') -> Curves:
+    """{seed: {epoch: value}} of ``metric`` (a scalar named ``metric`` or ``.../metric``: 'accuracy/top1') from the
+    newest ``vis_data/scalars.json`` beside each seeded run's result.json (runs without a seed or a log left out)."""
+    curves: Curves = {}
+    for path in result_paths:
+        try:
+            with open(path, encoding='utf-8') as f:
+                seed = json.load(f).get('seed')
+        except (OSError, ValueError):
+            continue
+        logs = sorted(glob.glob(osp.join(osp.dirname(path), '*', 'vis_data', 'scalars.json')))
+        if seed is None or not logs:
+            continue
+        curve = {}
+        with open(logs[-1], encoding='utf-8') as f:
+            for line in f:
+                try:
+                    scalars = json.loads(line)
+                except ValueError:
+                    continue
+                value = next((v for k, v in scalars.items() if k == metric or k.endswith('/' + metric)), None)
+                if isinstance(value, (int, float)) and 'step' in scalars:
+                    curve[int(scalars['step'])] = float(value)
+        if curve:
+            curves[int(seed)] = curve
+    return curves
+
+
+def spread_figure(curves: Curves, title: str) -> Figure:
+    """Mean ± std band, min and max over the seeds at each epoch every seed validated (thesis Figure 6.9)."""
+    epochs = sorted(set.intersection(*(set(c) for c in curves.values())))
+    values = np.array([[curves[s][e] for e in epochs] for s in sorted(curves)])
+    mean, std = values.mean(0), values.std(0, ddof=1)
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.add_subplot()
+    ax.fill_between(epochs, mean - std, mean + std, color='#8fb3d9', alpha=0.6, label='mean ± std')
+    ax.plot(epochs, mean, color='#2c7fb8', label='mean')
+    ax.plot(epochs, values.min(0), color='#c0392b', linestyle=':', label='min')
+    ax.plot(epochs, values.max(0), color='#27ae60', linestyle=':', label='max')
+    ax.set_xlabel('epoch')
+    ax.set_ylabel('top-1 (validation)')
+    ax.set_title(f'{title}\n{len(curves)} seeds along the training')
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def early_vs_final_figure(curves: Curves, title: str, fractions=(0.5, 250 / 300, 290 / 300)) -> Figure:
+    """The last validation of each seed against its validation at earlier epochs, the thesis' 150, 250 and 290 of
+    300 as fractions of the run (the nearest epoch validated); Pearson's r of each (thesis Figure 6.10)."""
+    epochs = sorted(set.intersection(*(set(c) for c in curves.values())))
+    last = epochs[-1]
+    early = sorted({min(epochs[:-1], key=lambda e: abs(e - f * last)) for f in fractions}) if len(epochs) > 1 else []
+    fig = Figure(figsize=(5.2 * max(len(early), 1), 4.2))
+    seeds = sorted(curves)
+    final = np.array([curves[s][last] for s in seeds])
+    for i, epoch in enumerate(early):
+        ax = fig.add_subplot(1, len(early), i + 1)
+        at = np.array([curves[s][epoch] for s in seeds])
+        r = float(np.corrcoef(at, final)[0, 1]) if at.std() > 0 and final.std() > 0 else float('nan')
+        ax.scatter(at, final, s=14, color='#2c7fb8')
+        ax.set_xlabel(f'top-1 at epoch {epoch}')
+        ax.set_ylabel(f'top-1 at epoch {last}')
+        ax.set_title(f'Pearson r = {r:.2f}')
+        ax.grid(alpha=0.3)
+    fig.suptitle(f'{title}: {len(seeds)} seeds, early vs final')
+    return fig
+
+
 @_literal_text
 def seed_plots(table: Table, min_seeds: int = MIN_SEEDS) -> List[Plot]:
     """Every cell of ``table`` with at least ``min_seeds`` seeds as a histogram, then, per row, each other test set
-    of a dataset against its main one (eval 'ss': ImageNet val) over the seeds measured on both."""
+    of a dataset against its main one (eval 'ss': ImageNet val) over the seeds measured on both; then, for a row
+    whose runs of at least ``min_seeds`` seeds logged their validations, the spread along the epochs and the
+    early-vs-final scatter."""
     plots = []
     labels = dict(zip(map(id, table.rows), row_labels(table.rows)))
     for row in table.rows:
@@ -88,4 +168,9 @@ def seed_plots(table: Table, min_seeds: int = MIN_SEEDS) -> List[Plot]:
             main = Column(column.kind, column.dataset, 'ss', column.res, column.protocol, column.setting)
             if column.eval != 'ss' and main in seeded and len(set(seeded[main]) & set(samples)) >= min_seeds:
                 plots.append(seed_pairs(seeded[main], samples, labels[id(row)], main.label, column.label))
+        curves = validation_curves(row.runs) if seeded else {}
+        if len(curves) >= min_seeds and set.intersection(*(set(c) for c in curves.values())):
+            title = labels[id(row)]
+            plots.append((f'{title}: top-1 over seeds along the epochs', _png(spread_figure(curves, title))))
+            plots.append((f'{title}: final top-1 vs earlier epochs', _png(early_vs_final_figure(curves, title))))
     return plots
