@@ -190,5 +190,6 @@ def test_paper_speeds_are_read_from_the_maps_notes():
     assert speed_of('pre-trained at 192; 831 im/s, peak 2078 MB') == (831.0, 2078.0)
     assert speed_of('1415.1 im/s') == (1415.1, None) and speed_of('drop path 0.3') is None
     speeds = {s.model: s for s in paper_speeds('thesis:6.8')}
-    assert speeds['DeiT III ViT-L↑384'].img_size == 384 and speeds['DeiT III ViT-H'].variant == 'deit3_huge_patch14_224'
+    assert speeds['DeiT III ViT-L↑384'].img_size == 384
+    assert speeds['DeiT III ViT-H'].variant == 'deit3_huge_patch14_224'
     assert len(paper_speeds('thesis:6.7')) == 7
