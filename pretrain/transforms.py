@@ -162,6 +162,10 @@ class _GaussianBlur:
         return img.filter(ImageFilter.GaussianBlur(radius=random.uniform(0.1, 2.0)))
 
 
+def _unchanged(img):  # a function, not a lambda: dataloader workers started by spawn pickle the pipeline
+    return img
+
+
 _THREE_AUGMENT_OPS = {'grayscale': lambda: T.Grayscale(num_output_channels=3), 'solarization': _Solarize,
                       'gaussian_blur': _GaussianBlur}
 
@@ -181,8 +185,7 @@ class ThreeAugment(_PILTransform):
         if isinstance(ops, str) or unknown:
             raise ValueError(f"ThreeAugment: ops must be a list of {', '.join(self.OPS)}, got {ops!r}")
         self.ops = tuple(ops)
-        self.transform = T.RandomChoice([_THREE_AUGMENT_OPS[op]() for op in self.ops]) if self.ops else \
-            (lambda img: img)
+        self.transform = T.RandomChoice([_THREE_AUGMENT_OPS[op]() for op in self.ops]) if self.ops else _unchanged
 
     def __repr__(self):
         return f'ThreeAugment(ops={list(self.ops)})'
