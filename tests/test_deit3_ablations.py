@@ -4,6 +4,7 @@ resolves to the recipe its columns name (the recipe audit's reading of the confi
 switches."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -244,3 +245,31 @@ def test_table_6_6_pretrains_at_the_resolution_its_rows_name_then_fine_tunes_at_
 
 def cfg_end(cfg):
     return cfg.param_scheduler[-1]['end']
+
+
+@pytest.mark.parametrize('number', ['6.2', '6.3', '6.4', '6.5', '6.6', '6.13', '6.15'])
+def test_each_run_of_a_table_is_a_row_of_its_own_on_the_leaderboard(number):
+    """Two runs of one table that the leaderboard would put in one row (backbone, recipe label, epochs) would be a
+    conflict there: an ablation that changes neither the model nor the epochs names itself in
+    experiment.pretrain.recipe ('supervised: RandAugment'); one with a pre-training, by its pre-training's."""
+    from pretrain.export import pretraining_of
+    from vitbench.results.record_cells import recipe_label
+
+    def identity(cfg, backbone=''):
+        experiment = cfg.experiment
+        return (backbone or experiment.backbone, recipe_label(dict(experiment.pretrain, **pretraining_of(experiment))),
+                experiment.pretrain.epochs)
+
+    seen = {}
+    for row, run in chapter6_rows(number):
+        for options in (run.cfg_options, run.needs_options):  # as --cfg-options reads it back: no space, no comma
+            label = options.get('experiment.pretrain.recipe', 'supervised')
+            assert not re.search(r'[\s,\[\]()]', label), f'{number}: {label!r}'
+        key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
+               json.dumps(run.needs_options, sort_keys=True))
+        if run.needs:
+            pre, _ = resolved(type(run)(run.needs, run.needs_options))
+            who = (*identity(pre), run.config, json.dumps(run.cfg_options, sort_keys=True))
+        else:
+            who = identity(resolved(run)[0], run.backbone)
+        assert seen.setdefault(who, key) == key, f"{number} {row['model']} {row.get('note', '')}: {who} is another run's"
