@@ -51,21 +51,24 @@ class ClsLoss(nn.Module):
     """Cross-entropy or binary cross-entropy on (possibly Mixup/CutMix-mixed) targets.
 
     ``kind='bce'`` is DeiT III's: ``binarize`` turns mixed targets into multi-hot ones (every class present
-    in the mixed image is a positive), as the official ``targets.gt(0.0)``. ``label_smoothing`` applies to
+    in the mixed image is a positive), as the official ``targets.gt(0.0)``; ``binarize_threshold`` raises that
+    bar (ResNet strikes back's A1 / A2: 0.2, timm's ``--bce-target-thresh``). ``label_smoothing`` applies to
     both kinds, after binarisation.
     """
 
-    def __init__(self, kind: str = 'ce', label_smoothing: float = 0., binarize: bool = True):
+    def __init__(self, kind: str = 'ce', label_smoothing: float = 0., binarize: bool = True,
+                 binarize_threshold: float = 0.):
         super().__init__()
         if kind not in ('ce', 'bce'):
             raise ValueError(f"loss kind must be 'ce' or 'bce', got {kind!r}")
         self.kind, self.label_smoothing, self.binarize = kind, label_smoothing, binarize
+        self.binarize_threshold = binarize_threshold
 
     def forward(self, logits: torch.Tensor, data_samples: dict) -> torch.Tensor:
         num_classes = logits.shape[-1]
         targets = one_hot_targets(data_samples, num_classes).to(logits.dtype)
         if self.kind == 'bce' and self.binarize:
-            targets = targets.gt(0.).to(logits.dtype)
+            targets = targets.gt(self.binarize_threshold).to(logits.dtype)
         if self.label_smoothing:
             targets = targets * (1 - self.label_smoothing) + self.label_smoothing / num_classes
         if self.kind == 'bce':

@@ -64,12 +64,17 @@ KEYS = {
     'mixup': 'data_preprocessor.mixup_alpha (0: off)',
     'cutmix': 'data_preprocessor.cutmix_alpha (0: off)',
     'random_erasing': 'data_preprocessor.erase_prob (0: off)',
-    'train_crop': "the training crop transform's type (RandomResizedCrop, SimpleRandomCrop)",
+    'train_crop': "the training crop transform's type (RandomResizedCrop, SimpleRandomCrop; a TrainCrop's kind "
+                  "as the one of these it builds)",
     'input_size': "the training crop's size",
     'crop_scale': 'RandomResizedCrop scale, a list',
-    'hflip': 'a RandomHorizontalFlip in the training pipeline',
+    'hflip': 'a RandomHorizontalFlip of prob > 0 in the training pipeline',
     'rand_augment': "RandAugment's config_str (null: none)",
-    'three_augment': 'a ThreeAugment in the training pipeline',
+    'auto_augment': "AutoAugment's config_str (null: none)",
+    'augment_policy': 'the policy step of the training pipeline: three_augment, rand_augment, auto_augment, '
+                      'trivial_augment (null: none)',
+    'three_augment': 'a ThreeAugment with at least one operation in the training pipeline',
+    'three_augment_ops': "ThreeAugment's ops, a list (null: no ThreeAugment)",
     'color_jitter': 'ColorJitter strength (0: none)',
     'repeated_aug': 'the training sampler is RepeatAugSampler',
     'test_size': "the test pipeline's ResizeCenterCrop size",
@@ -87,6 +92,9 @@ KEYS = {
 # ImageClassifier's defaults for what a config leaves out (tests/test_recipe_audit.py checks them against it)
 CLASSIFIER_DEFAULTS = dict(loss='ce', label_smoothing=0.0, trainable='all', distill_inference='softmax_sum',
                            distill_alpha={'hard': 0.5, 'soft': 0.1}, distill_tau=3.0)
+_POLICIES = {'ThreeAugment': 'three_augment', 'RandAugment': 'rand_augment', 'AutoAugment': 'auto_augment',
+             'TrivialAugment': 'trivial_augment'}
+_TRAIN_CROP_KINDS = {'rrc': 'RandomResizedCrop', 'src': 'SimpleRandomCrop'}  # pretrain.transforms.TrainCrop.KINDS
 _SCHEDULES = {'CosineAnnealingLR': 'cosine', 'MultiStepLR': 'step', 'StepLR': 'step', 'PolyLR': 'poly',
               'LinearLR': 'linear', 'ConstantLR': 'constant'}
 
@@ -140,7 +148,7 @@ def _first(pipeline: List[dict], *types: str) -> dict:
 def _backbone_defaults(arch) -> Dict[str, Any]:
     """The constructor arguments the variant sets, over the class defaults."""
     from backbones.factory import get_variant, model_class_of
-    if not isinstance(arch, str):
+    if not isinstance(arch, str) or arch.startswith('timm:'):  # a timm model: its own defaults, not a variant's
         return {}
     entry = get_variant(arch)
     params = inspect.signature(model_class_of(arch).__init__).parameters
@@ -207,6 +215,11 @@ def hyperparameters(cfg) -> Dict[str, Any]:
     loss = model.get('loss') or {}
     train, test = _pipeline(cfg, 'train_dataloader'), _pipeline(cfg, 'val_dataloader')
     crop = next((t for t in train if isinstance(t, dict) and str(t.get('type', '')).endswith('Crop')), {})
+    crop_type = _TRAIN_CROP_KINDS.get(crop.get('kind', 'rrc')) if crop.get('type') == 'TrainCrop' else crop.get('type')
+    policy = next((t for t in train if isinstance(t, dict) and t.get('type') in _POLICIES), {})
+    three = _first(train, 'ThreeAugment')
+    three_ops = _plain(three.get('ops', ['grayscale', 'solarization', 'gaussian_blur'])) if three else None
+    flip = _first(train, 'RandomHorizontalFlip')
     center = _first(test, 'ResizeCenterCrop')
     sampler = lookup(cfg, 'train_dataloader.sampler', {}) or {}
     values = dict(
@@ -229,12 +242,17 @@ def hyperparameters(cfg) -> Dict[str, Any]:
         mixup=preprocessor.get('mixup_alpha', 0.0),
         cutmix=preprocessor.get('cutmix_alpha', 0.0),
         random_erasing=preprocessor.get('erase_prob', 0.0),
-        train_crop=crop.get('type'),
+        train_crop=crop_type,
         input_size=crop.get('size'),
-        crop_scale=_plain(crop.get('scale')) if crop.get('type') == 'RandomResizedCrop' else None,
-        hflip=bool(_first(train, 'RandomHorizontalFlip')),
-        rand_augment=_first(train, 'RandAugment').get('config_str'),
-        three_augment=bool(_first(train, 'ThreeAugment')),
+        crop_scale=_plain(crop.get('scale', [0.08, 1.0])) if crop_type == 'RandomResizedCrop' else None,
+        hflip=bool(flip) and flip.get('prob', 0.5) > 0,
+        rand_augment=_first(train, 'RandAugment').get('config_str', 'rand-m9-mstd0.5-inc1') if _first(
+            train, 'RandAugment') else None,
+        auto_augment=_first(train, 'AutoAugment').get('config_str', 'original') if _first(
+            train, 'AutoAugment') else None,
+        augment_policy=_POLICIES.get(policy.get('type')),
+        three_augment=bool(three_ops),
+        three_augment_ops=three_ops,
         color_jitter=_first(train, 'ColorJitter').get('strength', 0.0),
         repeated_aug=sampler.get('type') == 'RepeatAugSampler',
         test_size=center.get('size'),

@@ -6,7 +6,10 @@ plus the label. Normalisation, Mixup/CutMix and random erasing happen on whole b
 :class:`pretrain.preprocessor.ClsDataPreprocessor`, as in mmpretrain.
 
 DeiT III's own augmentations are here (the official ``augment.py`` has no library equivalent):
-:class:`SimpleRandomCrop` and :class:`ThreeAugment`.
+:class:`SimpleRandomCrop` and :class:`ThreeAugment`, with the switches of the thesis' ablations (Tables 6.2-6.5):
+:class:`TrainCrop` (RandomResizedCrop or Simple Random Crop, by ``kind``), ``ThreeAugment(ops=...)`` (any subset of
+its three operations), and the learned policies it is compared with, :class:`RandAugment`, :class:`AutoAugment`
+(timm) and :class:`TrivialAugment` (torchvision), each a step that takes the place of ``ThreeAugment``.
 """
 import math
 import random
@@ -113,6 +116,25 @@ class SimpleRandomCrop(_PILTransform):
 
 
 @TRANSFORMS.register_module()
+class TrainCrop(_PILTransform):
+    """The training crop with DeiT III's switch (thesis §6.2.3, Table 6.5): ``kind='rrc'``
+    (:class:`RandomResizedCrop`: ``scale``, ``ratio``) or ``kind='src'`` (:class:`SimpleRandomCrop`:
+    ``padding``). One step whose kind is a key, so that ``--cfg-options ...pipeline.1.kind=src`` switches a recipe's
+    crop without its other arguments failing the other class; each kind ignores the other's arguments."""
+    KINDS = {'rrc': 'RandomResizedCrop', 'src': 'SimpleRandomCrop'}
+
+    def __init__(self, size: int, kind: str = 'rrc', scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), padding: int = 4,
+                 interpolation: str = 'bicubic'):
+        if kind not in self.KINDS:
+            raise ValueError(f"TrainCrop: kind must be one of {', '.join(self.KINDS)} (RandomResizedCrop, Simple "
+                             f"Random Crop), got {kind!r}")
+        self.kind = kind
+        crop = RandomResizedCrop(size, scale, ratio, interpolation) if kind == 'rrc' else \
+            SimpleRandomCrop(size, padding, interpolation)
+        self.transform = crop.transform
+
+
+@TRANSFORMS.register_module()
 class RandomHorizontalFlip(_PILTransform):
 
     def __init__(self, prob: float = 0.5):
@@ -140,15 +162,33 @@ class _GaussianBlur:
         return img.filter(ImageFilter.GaussianBlur(radius=random.uniform(0.1, 2.0)))
 
 
+def _unchanged(img):  # a function, not a lambda: dataloader workers started by spawn pickle the pipeline
+    return img
+
+
+_THREE_AUGMENT_OPS = {'grayscale': lambda: T.Grayscale(num_output_channels=3), 'solarization': _Solarize,
+                      'gaussian_blur': _GaussianBlur}
+
+
 @TRANSFORMS.register_module()
 class ThreeAugment(_PILTransform):
     """DeiT III's 3-Augment: per image, one of grayscale, solarization or Gaussian blur, chosen uniformly.
 
-    The recipe adds :class:`ColorJitter` (0.3) and a horizontal flip as separate steps.
+    The recipe adds :class:`ColorJitter` (0.3) and a horizontal flip as separate steps. ``ops`` keeps a subset (the
+    ablation of thesis Table 6.2), still one per image chosen uniformly among those kept; ``ops=[]`` applies
+    nothing (Table 6.2's first row: colour jitter and flip alone).
     """
+    OPS = tuple(_THREE_AUGMENT_OPS)
 
-    def __init__(self):
-        self.transform = T.RandomChoice([T.Grayscale(num_output_channels=3), _Solarize(), _GaussianBlur()])
+    def __init__(self, ops=OPS):
+        unknown = [op for op in ops if op not in _THREE_AUGMENT_OPS]
+        if isinstance(ops, str) or unknown:
+            raise ValueError(f"ThreeAugment: ops must be a list of {', '.join(self.OPS)}, got {ops!r}")
+        self.ops = tuple(ops)
+        self.transform = T.RandomChoice([_THREE_AUGMENT_OPS[op]() for op in self.ops]) if self.ops else _unchanged
+
+    def __repr__(self):
+        return f'ThreeAugment(ops={list(self.ops)})'
 
 
 @TRANSFORMS.register_module()
@@ -158,13 +198,42 @@ class RandAugment(_PILTransform):
 
     def __init__(self, config_str: str = 'rand-m9-mstd0.5-inc1', img_size: int = 224,
                  interpolation: str = 'bicubic'):
-        hparams = dict(translate_const=int(img_size * 0.45),
-                       img_mean=tuple(round(x) for x in IMAGENET_MEAN_255),
-                       interpolation=str_to_pil_interp(interpolation))
-        self.transform = auto_augment.rand_augment_transform(config_str, hparams)
-        for op in self.transform.ops:
-            if op.aug_fn is auto_augment.posterize:
-                op.aug_fn = _posterize
+        self.transform = auto_augment.rand_augment_transform(config_str, _timm_hparams(img_size, interpolation))
+        _keep_zero_bit_posterize(self.transform.ops)
+
+
+def _timm_hparams(img_size: int, interpolation: str) -> dict:
+    """The hparams timm's create_transform gives its auto-augment policies (translate 45% of the size, the mean
+    colour as fill)."""
+    return dict(translate_const=int(img_size * 0.45), img_mean=tuple(round(x) for x in IMAGENET_MEAN_255),
+                interpolation=str_to_pil_interp(interpolation))
+
+
+@TRANSFORMS.register_module()
+class AutoAugment(_PILTransform):
+    """timm's AutoAugment from a config string: 'original' (the ImageNet policy of Cubuk et al. 2019, thesis
+    Table 6.3), 'v0' (TPU EfficientNet's), optionally '-mstd0.5'. As timm's ``create_transform(auto_augment=...)``
+    builds it."""
+
+    def __init__(self, config_str: str = 'original', img_size: int = 224, interpolation: str = 'bicubic'):
+        self.transform = auto_augment.auto_augment_transform(config_str, _timm_hparams(img_size, interpolation))
+        _keep_zero_bit_posterize([op for sub_policy in self.transform.policy for op in sub_policy])
+
+
+@TRANSFORMS.register_module()
+class TrivialAugment(_PILTransform):
+    """TrivialAugment (Müller and Hutter, ICCV 2021; thesis Table 6.3): one operation of the wide set per image at
+    a uniformly drawn magnitude; torchvision's ``TrivialAugmentWide`` (timm has none)."""
+
+    def __init__(self, interpolation: str = 'bicubic'):
+        self.transform = T.TrivialAugmentWide(interpolation=T.InterpolationMode(interpolation), fill=[
+            round(x) for x in IMAGENET_MEAN_255])
+
+
+def _keep_zero_bit_posterize(ops) -> None:
+    for op in ops:
+        if op.aug_fn is auto_augment.posterize:
+            op.aug_fn = _posterize
 
 
 def _posterize(img, bits_to_keep, **kwargs):

@@ -226,3 +226,33 @@ def test_benchmark_dense_suite_times_upernet_beside_mmsegs_own_vit(tmp_path):
     assert ours['dtype'] == amp_plan('cpu', 'seg', cpu_fast_bf16=cpu_has_fast_bf16()).precision
     ratio = data['ratios']['dense/upernet_vitbench_vs_mmseg_vit_step']
     assert ratio == pytest.approx(ours['ms_per_iter'] / theirs['ms_per_iter'])
+
+
+def test_benchmark_paper_suite_measures_a_tables_ratios_beside_the_papers(tmp_path):
+    """thesis Table 6.7's ViT-S and ViT-S↑384, a quick CPU run: the rows carry the paper's images/s and peak MB from
+    the map, the ratios divide by the reference row as measured and as printed; 384 px costs ~3.5x the FLOPs."""
+    path = tmp_path / 'paper.json'
+    _tool('benchmark').main(['paper', '--paper-table', 'thesis:6.7', '--paper-rows',
+                             'DeiT III ViT-S,DeiT III ViT-S↑384', '--batch', '2', '--rounds', '2', '--device', 'cpu',
+                             '--threads', '1', '--gemm-size', '64', '--json', str(path)])
+    result = json.loads(path.read_text())
+    small, large = result['rows']
+    assert (small['img_size'], small['paper_img_per_s'], small['paper_peak_mem_mb']) == (224, 1891.0, 987.0)
+    assert (large['img_size'], large['paper_img_per_s'], large['paper_peak_mem_mb']) == (384, 424.0, 4569.0)
+    ratios = result['ratios']
+    key = 'thesis:6.7/DeiT III ViT-S↑384/throughput_vs_DeiT III ViT-S'
+    assert ratios[key + '/paper'] == pytest.approx(424 / 1891)
+    assert ratios[key] == pytest.approx(large['img_per_s'] / small['img_per_s']) and ratios[key] < 0.8
+    assert large['paper_throughput_ratio'] == ratios[key + '/paper'] and small['reference'] == 'DeiT III ViT-S'
+    with pytest.raises(SystemExit, match=r"--paper-rows: \['ViT-Q'\] are not rows of thesis:6.7"):
+        _tool('benchmark').main(['paper', '--paper-rows', 'ViT-Q', '--device', 'cpu', '--gemm-size', '64'])
+
+
+def test_paper_speeds_are_read_from_the_maps_notes():
+    from vitbench.results.paper_speed import paper_speeds, speed_of
+    assert speed_of('pre-trained at 192; 831 im/s, peak 2078 MB') == (831.0, 2078.0)
+    assert speed_of('1415.1 im/s') == (1415.1, None) and speed_of('drop path 0.3') is None
+    speeds = {s.model: s for s in paper_speeds('thesis:6.8')}
+    assert speeds['DeiT III ViT-L↑384'].img_size == 384
+    assert speeds['DeiT III ViT-H'].variant == 'deit3_huge_patch14_224'
+    assert len(paper_speeds('thesis:6.7')) == 7

@@ -85,7 +85,9 @@ def test_tool_seeds_replace_the_configs_and_dry_run_shows_the_seeded_stages(tmp_
 
 
 @pytest.mark.parametrize('argv, message', [
-    (['--seeds', '0,a'], "--seeds '0,a': expected whole numbers separated by commas, e.g. 0,1,2"),
+    (['--seeds', '0,a'], "--seeds '0,a': expected whole numbers separated by commas, or ranges A-B, e.g. 0,1,2 "
+                         "or 1-100"),
+    (['--seeds', '1-3,2'], '--seeds is [1, 2, 3, 2]: seed 2 is given twice'),  # a range is expanded
     (['--seeds', ''], '--seeds is [], expected a non-empty list of whole numbers'),
     (['--seeds', '1,2,1'], '--seeds is [1, 2, 1]: seed 1 is given twice'),
 ])

@@ -27,10 +27,14 @@ def test_a_tables_stages_are_its_runnable_rows_after_the_pretraining_they_need(t
     rows = [(r['model'], run) for r in table.rows for run in row_runs(r)]
     trains = [s for s in pipeline.stages if s.kind == 'train']
     pretrain = {'configs/pretrain/deit3_small_in1k_400e.py', 'configs/pretrain/deit3_base_in1k_400e.py',
-                'configs/pretrain/deit3_large_in1k_400e.py'}
+                'configs/pretrain/deit3_large_in1k_400e.py', 'configs/pretrain/deit3_tiny_in1k_400e.py'}
     assert sorted(s.config for s in trains) == sorted([run.config for _, run in rows] + list(pretrain))
-    assert len(rows) == 7 and all(run.config.startswith('configs/upernet_deit3_') for _, run in rows)
-    by_config = {s.config: s for s in trains}
+    assert len(rows) == 8 and all(run.config.startswith('configs/upernet_deit3_') for _, run in rows)
+    by_config = {s.config: s for s in trains if not s.spec.get('args')}
+    tiny = next(s for s in trains if s.spec.get('args'))  # ViT-T: the ViT-S config on the tiny backbone
+    argv = command_of(pipeline, tiny)
+    assert _option(argv, '--backbone') == 'deit3_tiny_patch16_224' and tiny.config == 'configs/upernet_deit3_s.py'
+    assert _option(argv, '--checkpoint').endswith(os.path.join('deit3_tiny_in1k_400e', 'backbone.pth'))
     for size, name in (('s', 'small'), ('b', 'base'), ('l', 'large')):
         row = by_config[f'configs/upernet_deit3_{size}.py']
         before = by_config[f'configs/pretrain/deit3_{name}_in1k_400e.py']
@@ -83,6 +87,28 @@ def test_a_swapped_backbone_and_a_row_that_is_another_rows_pretraining(tmp_path)
         table_pipeline(table, work_dir=str(tmp_path))
 
 
+def test_a_pretraining_with_overrides_is_a_stage_of_its_own(tmp_path):
+    """``needs: {config, cfg_options}`` (an ablation of the pre-training, thesis Table 6.5): its own stage with the
+    overrides, which the rows that need it so start from; the plain pre-training stays another stage."""
+    sup = 'configs/demo/sup_demo.py'
+    ablated = dict(config=sup, cfg_options={'model.data_preprocessor.mixup_alpha': 0.0})
+    table = MapTable('thesis', '9.9', 'made up', rows=[
+        dict(model='plain', run=sup),
+        dict(model='from plain', run='configs/demo/finetune_attn_demo.py', needs=sup),
+        dict(model='from ablated', run=dict(config='configs/demo/finetune_attn_demo.py', needs=ablated)),
+        dict(model='from ablated too', run=dict(config='configs/demo/finetune_attn_demo.py',
+                                                cfg_options={'train_cfg.max_epochs': 2}, needs=ablated))])
+    pipeline = table_pipeline(table, work_dir=str(tmp_path), launcher=[])
+    names = [s.name for s in pipeline.stages]
+    assert names[0] == 'sup_demo__mixup_alpha_0_0' and names.count('sup_demo') == 1 and len(names) == 6
+    ablation = pipeline.stage('sup_demo__mixup_alpha_0_0')
+    assert command_of(pipeline, ablation)[-2:] == ['--cfg-options', 'model.data_preprocessor.mixup_alpha=0.0']
+    from_ablated = [s for s in pipeline.stages if s.deps == ['sup_demo__mixup_alpha_0_0']]
+    assert len(from_ablated) == 2 and all(_option(command_of(pipeline, s), '--checkpoint') == os.path.join(
+        str(tmp_path), 'sup_demo__mixup_alpha_0_0', 'backbone.pth') for s in from_ablated)
+    assert pipeline.stage('finetune_attn_demo').deps == ['sup_demo']
+
+
 def test_every_runnable_table_of_the_map_makes_a_checked_pipeline(tmp_path):
     runnable = [t for t in load_map() if not t.same_as and any(row_runs(r) for r in t.rows)]
     assert len(runnable) >= 20
@@ -129,7 +155,7 @@ def test_the_tool_dry_runs_a_table_and_refuses_a_config_with_it(tmp_path):
     out = result.stdout
     assert out.startswith('table thesis:6.12: ') and "table 'deit3_ade20k'" in out
     assert f'--checkpoint {tmp_path}/deit3_small_in1k_400e/backbone.pth' in out
-    assert '[11/11] leaderboard (leaderboard; to run) after: deit3_small_in1k_400e,' in out
+    assert '[13/13] leaderboard (leaderboard; to run) after: deit3_tiny_in1k_400e, deit3_small_in1k_400e,' in out
     assert not os.listdir(tmp_path)  # a dry run writes nothing
     both = subprocess.run([sys.executable, 'tools/pipeline.py', 'configs/pipelines/demo.py', '--table', 'thesis:6.12',
                            '--dry-run'], cwd=REPO, capture_output=True, text=True)

@@ -24,6 +24,10 @@ Suites:
   pretrain   training-step cost of the recipes (pretrain/benchmark.py, --pairs): MAE-B vs supervised
              ViT-B, MAE-lite Tiny vs supervised Tiny, distilled MAE vs MAE, attention-only vs full fine-tuning
              (step time, model FLOPs, MFU and peak memory).
+  paper      the throughput and peak memory columns of a paper table (the map's rows that state them, e.g.
+             --paper-table thesis:6.7 or thesis:6.8): each row's model at its resolution, inference at the paper's
+             batch (256) and precision (mixed: fp16 autocast on CUDA), and the ratios to a reference row (ViT-B)
+             beside the paper's (absolute images/s depend on the GPU; ratios between models should hold).
   dense      a training step of the dense tasks as their configs build them, in the precision tools/train.py
              --amp chooses (downstream/benchmark.py, needs mmseg / mmdet): UperNet on vitbench's ViT-B vs the same
              UperNet on mmseg's own VisionTransformer (step time, peak memory), and a Mask R-CNN ViT-B step (by
@@ -33,6 +37,7 @@ A GPU run of each suite in about a minute (eager; add --compile to the first two
   tools/benchmark.py backbones --models deit3_base_patch16_224 --batch 256 --modes fwd+bwd --json b.json
   tools/benchmark.py pretrain --pairs mae_b_vs_supervised_b,attn_vs_full_ft --batch 256 --json p.json
   tools/benchmark.py dense --rounds 3 --iters 3 --json d.json
+  tools/benchmark.py paper --paper-table thesis:6.7 --json t67.json   (about a minute for ViT-S to ViT-H)
 """
 import argparse
 import datetime
@@ -70,6 +75,7 @@ _TIMM_LAYER_SCALE = ('gamma', 'gamma_1', 'gamma_2', 'ls1', 'ls2')
 
 
 DEFAULT_BATCH = {'cpu': 8, 'cuda': 128}
+PAPER_BATCH = 256
 
 
 def machine_info(device: torch.device) -> dict:
@@ -222,12 +228,72 @@ def bench_dense(args, peaks: dict) -> tuple:
     return run(args)
 
 
-SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'dense': bench_dense}
+def bench_paper(args, peaks: dict) -> tuple:
+    """Each row of ``--paper-table`` that states a throughput (vitbench.results.paper_speed): its model at its
+    resolution, inference (eval, inference mode) at ``--batch`` in ``--dtypes``' first precision; the rows carry
+    the paper's images/s and peak MB beside the measured ones, the ratios are each row's over the reference's, as
+    measured and as printed."""
+    from backbones import create_model
+    from vitbench.results.paper_speed import paper_speeds, ratios
+    device, dtype = torch.device(args.device), args.dtypes[0]
+    speeds = paper_speeds(args.paper_table)
+    if args.paper_rows:
+        wanted = [m.strip() for m in args.paper_rows.split(',') if m.strip()]
+        unknown = [m for m in wanted if m not in {s.model for s in speeds}]
+        if unknown:
+            raise SystemExit(f'--paper-rows: {unknown} are not rows of {args.paper_table} that state a throughput; '
+                             f'expected some of {", ".join(s.model for s in speeds)}')
+        speeds = [s for s in speeds if s.model in wanted]
+    reference = args.paper_reference or next((s.model for s in speeds if s.model.endswith('ViT-B')), speeds[0].model)
+    if reference not in {s.model for s in speeds}:
+        raise SystemExit(f'--paper-reference {reference!r} is not one of the rows measured: '
+                         f'{", ".join(s.model for s in speeds)}')
+    peak_rss = PeakRSS()
+    rows, measured, memory = [], {}, {}
+    for speed in speeds:
+        model = create_model(speed.variant, img_size=speed.img_size).to(device)
+        torch.manual_seed(0)
+        x = torch.randn(args.batch_size, 3, speed.img_size, speed.img_size, device=device)
+        step = make_step(model, x, None, 'fwd', dtype, device)
+        fastest, median = time_side_by_side({'model': step}, args.rounds, args.iters, device, args.clock,
+                                            args.warmup)['model']
+        measured[speed.model] = args.batch_size / fastest
+        memory[speed.model] = peak_memory_mb(step, device, peak_rss)
+        rows.append(dict(model=speed.model, variant=speed.variant, img_size=speed.img_size, batch=args.batch_size,
+                         dtype=dtype, mode='fwd', device=str(device), clock=clock_name(device, args.clock),
+                         img_per_s=measured[speed.model], ms_per_iter=1e3 * fastest, ms_per_iter_median=1e3 * median,
+                         peak_mem_mb=memory[speed.model], paper_img_per_s=speed.images_per_s,
+                         paper_peak_mem_mb=speed.peak_mem_MB))
+        print(f'{speed.model} ({speed.variant} at {speed.img_size}): {measured[speed.model]:.1f} im/s measured, '
+              f'{speed.images_per_s:g} im/s in the paper', flush=True)
+        del model, x
+        synchronize(device)
+        if device.type == 'cuda':
+            torch.cuda.empty_cache()
+    table = args.paper_table
+    paper = ratios({s.model: s.images_per_s for s in speeds}, reference)
+    paper_memory = ratios({s.model: s.peak_mem_MB for s in speeds}, reference)
+    out = {}
+    for model, ratio in ratios(measured, reference).items():
+        out[f'{table}/{model}/throughput_vs_{reference}'] = ratio
+        out[f'{table}/{model}/throughput_vs_{reference}/paper'] = paper[model]
+    for model, ratio in ratios(memory, reference).items():
+        if model in paper_memory:
+            out[f'{table}/{model}/peak_mem_vs_{reference}'] = ratio
+            out[f'{table}/{model}/peak_mem_vs_{reference}/paper'] = paper_memory[model]
+    for row in rows:
+        row.update(throughput_ratio=out.get(f'{table}/{row["model"]}/throughput_vs_{reference}'),
+                   paper_throughput_ratio=paper.get(row['model']), reference=reference)
+    return rows, out
+
+
+SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'dense': bench_dense, 'paper': bench_paper}
 
 
 def print_table(rows):
-    cols = ['model', 'impl', 'mode', 'dtype', 'batch', 'img_per_s', 'ms_per_iter', 'ms_per_iter_median',
-            'mfu', 'mfu_datasheet', 'peak_mem_mb', 'params_M', 'gflops', 'gmacs']
+    cols = ['model', 'impl', 'mode', 'dtype', 'batch', 'img_size', 'img_per_s', 'paper_img_per_s', 'throughput_ratio',
+            'paper_throughput_ratio', 'ms_per_iter', 'ms_per_iter_median', 'mfu', 'mfu_datasheet', 'peak_mem_mb',
+            'paper_peak_mem_mb', 'params_M', 'gflops', 'gmacs']
     cols = [c for c in cols if any(r.get(c) is not None for r in rows)]
     fmt = lambda v: f'{v:.2f}' if isinstance(v, float) else ('-' if v is None else str(v))  # noqa: E731
     table = [cols] + [[fmt(r.get(c)) for c in cols] for r in rows]
@@ -241,7 +307,8 @@ def print_table(rows):
 def parse_args(argv=None):
     from pretrain.benchmark import PAIRS, parse_pairs
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('suite', choices=sorted(SUITES) + ['all'], help='a suite (above), or all of them')
+    parser.add_argument('suite', choices=sorted(SUITES) + ['all'],
+                        help='a suite (above), or all of them but paper (a table\'s models at batch 256)')
     parser.add_argument('--json', help='write machine, rows and ratios to this file')
     parser.add_argument('--device', help=f"'cpu' or 'cuda[:N]' (default: {default_device()}, cuda where available)")
     parser.add_argument('--models', default=','.join(DEFAULT_MODELS), help='backbones: comma-separated variant names')
@@ -277,6 +344,12 @@ def parse_args(argv=None):
                         'machines)')
     parser.add_argument('--profile', action='store_true', help='pretrain: also profile each step and print its '
                         'device time by kind (matmul, attention, normalization, fused, copy ...)')
+    parser.add_argument('--paper-table', default='thesis:6.7', metavar='DOC:NUMBER',
+                        help="paper: the map entry whose rows' throughput to measure (default thesis:6.7)")
+    parser.add_argument('--paper-rows', metavar='A,B', help='paper: only these rows (the models as the table names '
+                        'them, e.g. "DeiT III ViT-S,DeiT III ViT-B")')
+    parser.add_argument('--paper-reference', metavar='MODEL', help='paper: the row the ratios divide by (default: '
+                        'the ViT-B row, else the first)')
     parser.add_argument('--quick', action='store_true', help='--batch 2 --rounds 1: a smoke run')
     args = parser.parse_args(argv)
     try:
@@ -286,6 +359,8 @@ def parse_args(argv=None):
         parser.error(str(e))
     device_type = torch.device(args.device).type
     args.models = [m for m in args.models.split(',') if m]
+    if args.dtypes is None and args.suite == 'paper':  # the thesis' "mixed precision": fp16 autocast on a V100
+        args.dtypes = 'fp16' if device_type == 'cuda' else 'fp32'
     if args.dtypes is None:
         args.dtypes = 'bf16' if device_type == 'cuda' else ('fp32,bf16' if cpu_has_fast_bf16() else 'fp32')
         if args.dtypes == 'fp32':  # hours of emulated bf16 would measure nothing worth having
@@ -294,8 +369,8 @@ def parse_args(argv=None):
     unknown = [d for d in args.dtypes if d not in DTYPES]
     if unknown:
         parser.error(f'--dtypes: unknown {unknown}; expected some of {", ".join(DTYPES)}')
-    if args.batch_size is None:
-        args.batch_size = DEFAULT_BATCH[device_type]
+    if args.batch_size is None:  # the paper suite: the tables' batch of 256 (thesis Tables 6.7, 6.8)
+        args.batch_size = PAPER_BATCH if args.suite == 'paper' else DEFAULT_BATCH[device_type]
     args.dense_batch = args.dense_batch or (8 if device_type == 'cuda' else 2)
     args.dense_tasks = (args.dense_tasks or ('seg,det' if device_type == 'cuda' else 'seg')).split(',')
     if args.warmup is None:
@@ -315,7 +390,7 @@ def main(argv=None):
     machine.update(gemm_tflops={d: r / 1e12 for d, r in peaks['gemm'].items()},
                    datasheet_bf16_tflops=peaks['datasheet_bf16'] and peaks['datasheet_bf16'] / 1e12)
     rows, ratios = [], {}
-    for suite in (sorted(SUITES) if args.suite == 'all' else [args.suite]):
+    for suite in (sorted(set(SUITES) - {'paper'}) if args.suite == 'all' else [args.suite]):
         r, q = SUITES[suite](args, peaks)
         rows += [dict(row, suite=suite) for row in r]
         ratios.update(q)

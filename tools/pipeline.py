@@ -8,10 +8,15 @@ leaderboard), each through tools/train.py or tools/test.py in its own work dir.
     python tools/pipeline.py configs/pipelines/demo.py --seeds 0,1,2 # every training 3 times: the spread
     python tools/pipeline.py my_pipeline.py --imports my_task       # a task of your own, its package on PYTHONPATH
     python tools/pipeline.py --table thesis:6.12 --dry-run          # one paper table's runnable rows (docs/coverage.md)
+    python tools/pipeline.py --seed-study configs/pretrain/rsb_a2_resnet50_in1k_300e.py --seeds 1-100  # the spread
 
 --table DOCUMENT:NUMBER (or a leaderboard id) runs the rows of one table of the map of the papers
 (vitbench/results/papers/) that a config reproduces: each its config, overrides and backbone as the map gives them,
 after the pre-training those rows need, then a leaderboard with the paper's numbers (harness/pipeline/paper_table.py).
+
+--seed-study CONFIG trains one training config once per seed (--seeds, default 0-9) and ends with a leaderboard of
+the mean ± std over the seeds, each cell's histogram over them, each seed's (val, V2) point and the spread along
+the epochs (thesis Figures 6.7-6.10; harness/pipeline/seed_study.py); --backbones NAME runs it on that backbone.
 
 With --seeds (or the config's seeds) every train / test stage runs once per seed, with --cfg-options
 randomness.seed=K, in WORK_DIR/BACKBONE/STAGE/seedK (stage id BACKBONE/STAGE/seedK; one seed keeps the plain
@@ -55,6 +60,7 @@ from harness.pipeline.gpus import GpuError
 from harness.pipeline.paper_table import describe, load_table
 from harness.pipeline.resources import ResourceError, check_value
 from harness.pipeline.run import PipelineRunner
+from harness.pipeline.seed_study import load_seed_study
 from harness.pipeline.spec import PipelineError, load_pipeline
 from vitbench.console import config_path
 from vitbench.refusal import Refusal
@@ -69,6 +75,10 @@ def parse_args(argv=None):
                         help="instead of a config: run one paper table's runnable rows, e.g. thesis:6.12 or "
                         "'maelite:Figure 7' (as docs/coverage.md lists them) or a leaderboard id (deit3_ade20k); "
                         'work dir work_dirs/tables/DOC_NUMBER, torchrun on 8 GPUs unless --launcher')
+    parser.add_argument('--seed-study', metavar='CONFIG',
+                        help='instead of a config: train this training config once per seed (--seeds, default 0-9), '
+                        'then a leaderboard with the histogram of each cell over the seeds; work dir '
+                        'work_dirs/seeds/CONFIG_STEM')
     parser.add_argument('--backbones', metavar='A,B',
                         help="run the per-backbone stages for these variants (or timm:NAME models) instead of the "
                         "config's list")
@@ -77,7 +87,8 @@ def parse_args(argv=None):
                         help="prefix of every train/test command, e.g. 'torchrun --nproc_per_node 8' (with "
                         "--launcher pytorch added); 'none': plain python. Default: the config's launcher")
     parser.add_argument('--seeds', metavar='0,1,2',
-                        help="run every train / test stage once per seed (replaces the config's seeds; default: "
+                        help="run every train / test stage once per seed, e.g. 0,1,2 or 1-100 (replaces the config's "
+                        "seeds; default: "
                         "the config's, else once with each config's own seed)")
     parser.add_argument('--baseline', metavar='NAME',
                         help="the leaderboard row the others are compared with: a recipe label such as 'scratch', "
@@ -132,11 +143,17 @@ def _slurm_options(args) -> dict:
 
 
 def _seeds(text: str) -> list:
-    """'0,1,2' → [0, 1, 2] (load_pipeline checks the list: not empty, no seed twice)."""
+    """'0,1,2' → [0, 1, 2]; a range 'A-B' is A to B inclusive ('1-100': the thesis' seed study) (load_pipeline
+    checks the list: not empty, no seed twice)."""
+    seeds = []
     try:
-        return [int(s) for s in text.split(',')] if text.strip() else []
+        for part in filter(None, (p.strip() for p in text.split(','))):
+            first, sep, last = part.partition('-')
+            seeds += list(range(int(first), int(last) + 1)) if sep else [int(part)]
     except ValueError:
-        raise PipelineError(f'--seeds {text!r}: expected whole numbers separated by commas, e.g. 0,1,2') from None
+        raise PipelineError(f'--seeds {text!r}: expected whole numbers separated by commas, or ranges A-B, e.g. '
+                            '0,1,2 or 1-100') from None
+    return seeds
 
 
 def main(argv=None) -> int:
@@ -148,10 +165,17 @@ def main(argv=None) -> int:
         missing = [m for m in map(missing_tracker, dict.fromkeys(args.vis_backends)) if m]
         if missing:  # before any stage starts, rather than in every train stage's log
             raise PipelineError('\n'.join(missing))
-        if (args.config is None) == (args.table is None):
-            raise PipelineError('give a pipeline config or --table DOC:NUMBER (one of them), e.g. '
-                                'configs/pipelines/demo.py or --table thesis:6.12')
-        if args.table is not None:
+        if sum(x is not None for x in (args.config, args.table, args.seed_study)) != 1:
+            raise PipelineError('give a pipeline config, --table DOC:NUMBER or --seed-study CONFIG (one of them), '
+                                'e.g. configs/pipelines/demo.py, --table thesis:6.12 or --seed-study '
+                                'configs/pretrain/rsb_a2_resnet50_in1k_300e.py')
+        if args.seed_study is not None:
+            if backbones and len(backbones) > 1:
+                raise PipelineError(f'--backbones: a seed study runs one backbone, got {", ".join(backbones)}')
+            pipeline = load_seed_study(config_path(args.seed_study), args.work_dir, launcher, seeds,
+                                       backbones[0] if backbones else None, args.executor, _slurm_options(args),
+                                       args.imports)
+        elif args.table is not None:
             if backbones:
                 raise PipelineError(f"--backbones: the rows of --table {args.table} run each on its own backbone "
                                     "(the map's 'run: {backbone: ...}')")

@@ -16,10 +16,12 @@ model = dict(
     backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=img_size, drop_path_rate=0.0),
     num_classes=num_classes,
     data_preprocessor=dict(num_classes=num_classes))
+# the positions of configs/_base_/datasets/imagenet_deit3.py, so that the ablation switches apply here as there
+# (docs/recipes.md: e.g. train_dataloader.dataset.pipeline.3.type=AutoAugment)
 train_pipeline = [
     dict(type='LoadImage'),
-    dict(type='RandomResizedCrop', size=img_size, scale=(0.25, 1.0)),
-    dict(type='RandomHorizontalFlip'),
+    dict(type='TrainCrop', size=img_size, kind='rrc', scale=(0.25, 1.0)),
+    dict(type='RandomHorizontalFlip', prob=0.5),
     dict(type='ThreeAugment'),
     dict(type='ColorJitter', strength=0.3),
     dict(type='PackInputs'),

@@ -154,7 +154,8 @@ def _table(document: str, spec, where: str) -> MapTable:
             runs = row_runs(row)
         except (KeyError, TypeError, AttributeError):
             raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r}, expected a config path, "
-                                   '{config: path, cfg_options: {...}, backbone: variant} or a list of them')
+                                   '{config: path, cfg_options: {...}, backbone: variant, needs: path or {config: '
+                                   'path, cfg_options: {...}}} or a list of them')
         bad = [c for r in runs for c in ((r.config, r.needs) if r.needs else (r.config,))
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:

@@ -115,7 +115,8 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
         parts += [f'<li class="warning">{e(message)}</li>' for message in measured.rejected]
         parts.append('</ul>')
     if plots and measured.rows:
-        charts = measured_plots(measured)
+        from .seed_plots import seed_plots  # the seed study's histograms (thesis Figures 6.7, 6.8)
+        charts = measured_plots(measured) + seed_plots(measured)
         if charts:
             parts.append('<h2>Plots</h2>')
             parts += [_img(title, png) for title, png in charts]

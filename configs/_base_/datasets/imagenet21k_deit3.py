@@ -8,8 +8,8 @@ num_classes = 10450
 img_size = 224
 train_pipeline = [
     dict(type='LoadImage'),
-    dict(type='SimpleRandomCrop', size=img_size, padding=4),
-    dict(type='RandomHorizontalFlip'),
+    dict(type='TrainCrop', size=img_size, kind='src', padding=4),  # kind=rrc: Table 6.5's first row
+    dict(type='RandomHorizontalFlip', prob=0.5),
     dict(type='ThreeAugment'),
     dict(type='ColorJitter', strength=0.3),
     dict(type='PackInputs'),
