@@ -43,7 +43,7 @@ import numpy as np
 
 from . import bootstrap, per_image
 from .columns import Column, dataset_label, sorted_columns  # noqa: F401 - the table's vocabulary, imported from here
-from .experiment import Facets, Variation, facets_of, why_apart
+from .experiment import Facets, Variation, facets_of, link_target, why_apart
 from .price import cell_hours, cost, row_number, row_price
 from .record_cells import (cells_of, columns_of, diverged_where, finetune_res, recipe_label,  # noqa: F401
                            res_label)
@@ -174,7 +174,8 @@ def build_table(paths: Sequence[str]) -> Table:
         for column, value, priority, metric in cells_of(record, with_metric=True):
             by_base[key, column].append((Entry(value, path, record.get('created') or '', priority, _seed_of(record),
                                                cost(record, 'device_hours'), record['task'],
-                                               config_name(record.get('config')), facets.protocol, facets.digest,
+                                               link_target(config_name(record.get('config')), record.get('options')),
+                                               facets.protocol, facets.digest,
                                                facets.partial, metric, metric in (record.get('per_image') or ())),
                                          facets))
     # a pre-training run's own top-1 gives way to a fine-tune's before the experiments are told apart
