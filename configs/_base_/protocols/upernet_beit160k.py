@@ -19,6 +19,9 @@
 # MAE backbone has it in every block; the suite's ViT has only ViTDet's decomposed biases, another
 # parameterisation, so none is used here rather than a different one under this name.
 # A config derived from it sets its backbone, the widths the rule gives it and its checkpoint.
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where mmseg's MAE run trained in fp16
+# (`fp16 = dict(loss_scale='dynamic')`, `--amp`).
 _base_ = ['../models/upernet_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
 
 model = dict(decode_head=dict(channels=768))
