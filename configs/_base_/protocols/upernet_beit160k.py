@@ -10,7 +10,8 @@
 #   position embedding and class token ARE decayed (`decay_embeddings`), as both codes do: their exemption
 #   compares ('pos_embed', 'cls_token') with the `backbone.`-prefixed name and never matches;
 # - 1,500 linear warm-up iterations from 1e-6 x lr, then poly (power 1) to 0 at 160k; batch 16 (8 GPUs x 2);
-# - 512 x 512 crops, single-scale test with a 512 sliding window (stride 341);
+# - 512 x 512 crops, single-scale test with a 512 sliding window (stride 341: BEiT's upernet configs; a deliberate
+#   difference from mmseg's MAE config, which slides at 256: BEiT's code is what MAE's number comes from);
 # - head rule (`heads`, for every run, --backbone or not; downstream/head_rule.py): UperNet channels = the
 #   backbone's width, 'embed_dim': 768 for ViT-B (mmseg's MAE config and BEiT's pt2ft alike) and 1024 for ViT-L
 #   (upernet_beit_large_24_512_slide_160k_ade20k_pt2ft.py: channels=1024); FCN auxiliary head 256 channels for
