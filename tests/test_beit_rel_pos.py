@@ -54,3 +54,19 @@ def test_zero_tables_change_nothing_and_a_checkpoint_without_them_loads():
     assert torch.allclose(biased(x), plain(x), atol=1e-5)  # a zero float mask: SDPA's masked kernel, same numbers
     with pytest.raises(ValueError, match="rel_pos_bias \\(BEiT's\\)"):
         create_model('vit_demo_patch8_64', rel_pos_bias=True, use_rel_pos=True)
+
+
+def test_the_beit_protocol_turns_it_on_and_refuses_a_family_without_it():
+    """upernet_beit160k builds the bias in every block (its digest fixes it); a swap to a family with no form of
+    it is one line, not a TypeError from its constructor."""
+    from mmengine.config import Config
+
+    from downstream.backbone_swap import swap_backbone
+    cfg = Config.fromfile('configs/upernet_vit_tiny12h_mae.py')
+    assert cfg.model.backbone.rel_pos_bias is True
+    assert 'model.backbone.rel_pos_bias' in cfg.experiment.protocol.settings
+    swap_backbone(cfg, 'deit3_small_patch16_224')  # the ViT family keeps it
+    assert cfg.model.backbone.rel_pos_bias is True
+    cfg = Config.fromfile('configs/upernet_vit_tiny12h_mae.py')
+    with pytest.raises(ValueError, match="cait_s24_224: this protocol turns on BEiT's relative position bias"):
+        swap_backbone(cfg, 'cait_s24_224')
