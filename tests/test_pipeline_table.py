@@ -57,7 +57,8 @@ def test_overrides_run_as_cfg_options_and_each_run_is_a_stage(tmp_path):
     assert len(plain) == len(ablated) == 1 and plain[0].config == ablated[0].config
     argv = command_of(pipeline, ablated[0])
     # the stage is named by what changes the experiment; the recipe label its record gets goes along
-    assert argv[argv.index('--cfg-options') + 1:] == ['model.distillation=None', 'experiment.pretrain.recipe=supervised']
+    assert argv[argv.index('--cfg-options') + 1:] == ['model.distillation=None',
+                                                      'experiment.pretrain.recipe=supervised']
     assert '--cfg-options' not in command_of(pipeline, plain[0])
 
 
