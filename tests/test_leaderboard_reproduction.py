@@ -16,7 +16,8 @@ from harness.experiment.linked_protocol import config_protocol
 from pretrain.export import pretraining_of
 from vitbench.results.paper import PAPER_RESULTS, link_column, load_paper_tables
 from vitbench.results.render import measured_and_paper, render
-from vitbench.results.experiment import split_target
+from vitbench.results.experiment import link_target, split_target
+from vitbench.results.paper_map import load_map, row_runs
 from vitbench.results.reproduction import beyond, check_lines, link_reported, match_reported, resolve_linked
 from vitbench.results.table import Column, LeaderboardError, Row, build_table, config_name, recipe_label
 
@@ -359,9 +360,14 @@ def test_the_papers_imagenet_tables_are_data():
     assert len(LINKED) >= 40 and Path(PAPER_RESULTS).is_file()
 
 
+RUN_OPTIONS = {link_target(run.config, run.cfg_options): run.cfg_options
+               for t in load_map() for row in t.rows for run in row_runs(row)}
+
+
 @pytest.mark.parametrize('config, variant, recipe, epochs, table', LINKED, ids=lambda v: str(v))
 def test_every_linked_config_exists_and_trains_the_rows_model(config, variant, recipe, epochs, table):
-    config, options = split_target(config)
+    options = RUN_OPTIONS.get(config, {})  # the map's run of the row: all its cfg_options, experiment.* included
+    config = split_target(config)[0]
     assert config_name(config) == config, f'{table}: write {config} as {config_name(config)}'
     assert (REPO / config).is_file(), f'{table} names {config}, which does not exist'
     cfg = Config.fromfile(str(REPO / config))
