@@ -6,11 +6,12 @@ ablation row of a paper table is its config plus such options), the schedule as 
 epochs trained, and configured) and the evaluation set (``eval_set``: how many images, and a hash of their ids).
 
 Runs that differ in any of these are never averaged: they fill different columns. A column always names its
-protocol; the digest, schedule and evaluation set are named only where the board holds runs of the same column
-that differ in them (so a board whose runs agree reads as before), the schedule only among runs of one task (a
+protocol; the digest, options, schedule and evaluation set are named only where the board holds runs of the same
+column that differ in them (so a board whose runs agree reads as before), the schedule only among runs of one task (a
 pre-training run's own top-1 and a fine-tune's share the ImageNet column, as before: the fine-tune wins), and never
 for a pre-training run, whose epochs are its row's.
-Records without these keys (older runs) count as one more value, "unrecorded".
+Records without these keys (older runs) count as one more value, "unrecorded"; without ``options``, as a run
+with none (older runs recorded no options, and the paper links of their configs stay as they were).
 """
 import collections
 import json
