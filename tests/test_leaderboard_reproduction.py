@@ -101,10 +101,17 @@ def test_every_format_shows_reported_and_delta_beside_the_measured_value(runs):
 
 
 def test_runs_of_one_cell_from_different_configs_are_not_one_experiment(tmp_path):
+    """Two configs that give one row label (MAE-lite Table 1's two from-scratch recipes) are two cells, each
+    named by its config; only the paper config's links."""
     other = 'configs/pretrain/deit3_base_in1k_800e.py'
     write(tmp_path, 'a', record(DEIT3_B_400, dict(top1=83.0), seed=0))
     write(tmp_path, 'b', record(other, dict(top1=83.2), seed=1))
-    assert links_of(tmp_path) == {}
+    measured = build_table([str(tmp_path)])
+    assert sorted(c.setting for c in measured.rows[0].stats if c.base == TOP1) == [
+        'deit3_base_in1k_400e', 'deit3_base_in1k_800e']
+    assert any('config deit3_base_in1k_400e vs deit3_base_in1k_800e' in s for s in measured.splits)
+    link, = link_reported(measured, load_paper_tables())
+    assert (link.column.setting, link.measured.n, link.reported) == ('deit3_base_in1k_400e', 1, 83.1)
     write(tmp_path, 'b', record(DEIT3_B_400, dict(top1=83.2), seed=1))  # two seeds of the paper's config
     link = links_of(tmp_path)['deit3_base_patch16_224', 'supervised', 400, TOP1]
     assert link.measured.n == 2 and link.delta == pytest.approx(0.0)
