@@ -135,6 +135,11 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
             zero-initialised, between patch tokens: tables of 2 * window_size - 1 rows per axis in windowed
             blocks, 2 * (img_size / patch) - 1 in global ones (interpolated for other input sizes). Pretrained
             checkpoints have none: they load with the tables left at zero.
+        rel_pos_bias: BEiT's relative position bias instead (``layers/beit_rel_pos.py``; BEiT's and MAE's
+            segmentation fine-tuning, mmsegmentation's MAE backbone): in every block a table of one scalar per
+            head for each offset between patch tokens of the ``img_size`` grid, and three for the class token,
+            zero-initialised (a checkpoint without it loads with the tables at zero). Global attention only;
+            not with ``use_rel_pos``; at most one prefix token (the class token).
         init_cfg: mmengine init config; ``dict(type='Pretrained', checkpoint=...)`` goes through
             ``backbones.load_checkpoint`` (format detection, pos-embed interpolation, strict key checks).
     """
@@ -154,7 +159,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  fc_norm: Optional[bool] = None, final_norm: bool = True, drop_rate: float = 0.,
                  attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
-                 global_attn_indexes: Sequence[int] = (), use_rel_pos: bool = False, init_cfg=None):
+                 global_attn_indexes: Sequence[int] = (), use_rel_pos: bool = False, rel_pos_bias: bool = False,
+                 init_cfg=None):
         super().__init__(init_cfg=init_cfg)
         if global_pool not in ('token', 'avg', ''):
             raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
@@ -165,6 +171,9 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                              "it needs class_token=True and global_pool='token' (or '' for dense use)")
         if num_parallel < 1:
             raise ValueError(f'num_parallel must be >= 1, got {num_parallel}')
+        if rel_pos_bias and (use_rel_pos or window_size):
+            raise ValueError("rel_pos_bias (BEiT's) is for global attention without ViTDet's use_rel_pos: set one "
+                             'of them, and window_size=0 with rel_pos_bias')
         if stem not in ('linear', 'hmlp'):
             raise ValueError(f"stem must be 'linear' or 'hmlp', got {stem!r}")
         norm_layer = layer_norm(norm_eps)
@@ -189,16 +198,18 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
         windows = [0 if i in global_attn_indexes else window_size for i in range(depth)]
         # a block's relative positions span its attention grid: its window, or the whole token grid
-        self.use_rel_pos = use_rel_pos
-        rel_pos_sizes = [((w, w) if w else tuple(self.patch_embed.grid_size)) if use_rel_pos else None
+        self.use_rel_pos = use_rel_pos or rel_pos_bias
+        rel_pos_sizes = [((w, w) if w else tuple(self.patch_embed.grid_size)) if self.use_rel_pos else None
                          for w in windows]
+        if rel_pos_bias:
+            extra = dict(extra, rel_pos_kind='beit')
         self.blocks = nn.ModuleList([
             block(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, init_values=init_values,
                   drop_path=dpr[i], attn_drop=attn_drop_rate, proj_drop=proj_drop_rate, norm_layer=norm_layer,
                   window_size=windows[i], num_prefix_tokens=self.num_prefix_tokens,
                   rel_pos_size=rel_pos_sizes[i], **extra)
             for i in range(depth)])
-        if use_rel_pos:  # new parameters: checkpoints (pretrained without them) may lack them
+        if self.use_rel_pos:  # new parameters: checkpoints (pretrained without them) may lack them
             self.checkpoint_may_miss = self.checkpoint_may_miss + tuple(
                 name for name, _ in self.named_parameters() if is_rel_pos_key(name))
         self.norm = norm_layer(embed_dim) if final_norm and not use_fc_norm else nn.Identity()

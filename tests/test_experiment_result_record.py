@@ -27,6 +27,7 @@ def test_training_run_with_an_experiment_writes_result_json(tmp_path, monkeypatc
     assert 0 < record['gflops'] < 0.5  # counted at the demo variant's 64x64, not at 224 (3.5 GFLOPs)
     assert record['config'].endswith('toy_config.py') and record['created'].startswith('20')
     assert record['seed'] == 7  # --cfg-options randomness.seed, as mmengine used it
+    assert record['options'] == {}  # experiment.* and the seed are recorded in their own keys, not as options
     cost = record['cost']
     assert cost['device'] == dict(kind='cpu', name=cost['device']['name'], count=1, threads=1)  # OMP_NUM_THREADS=1
     assert cost['device']['name'] and cost['wall_s'] > 0 and cost['peak_mem_MB'] > 10
@@ -112,3 +113,24 @@ def test_the_record_says_its_resolution_and_the_variants_own():
     assert resolutions('deit3_huge_patch14_224', dict(img_size=[378, 378])) == dict(img_size=378,
                                                                                      variant_img_size=224)
     assert resolutions('vit_demo_patch8_64', dict(img_size=(48, 32))) == dict(img_size=[48, 32], variant_img_size=64)
+
+
+def test_the_options_that_change_the_experiment_are_kept_in_the_config_and_survive_its_dump(tmp_path):
+    """cli.load_config keeps the --cfg-options that change the experiment in experiment.options (result.json
+    ``options``): a paper row's ``run: {config, cfg_options}`` links only to runs made with them. Paths, workers,
+    hooks, the seed and experiment.* are not options; a dumped config keeps them for its rerun."""
+    from mmengine.config import Config
+
+    from harness.experiment.cli import _record_options
+    cfg = Config(dict(experiment=dict(task='pretrain'), model=dict(distillation=dict(kind='hard'))))
+    _record_options(cfg, {'model.distillation': None, 'experiment.pretrain.recipe': 'supervised',
+                          'train_dataloader.num_workers': 0, 'randomness.seed': 3, 'work_dir': 'x',
+                          'model.teacher.checkpoint': 'a/backbone.pth', 'train_dataloader.dataset.data_root': 'd'})
+    assert cfg.experiment.options == {'model.distillation': None}
+    cfg.dump(str(tmp_path / 'dumped.py'))
+    again = Config.fromfile(str(tmp_path / 'dumped.py'))
+    _record_options(again, {'optim_wrapper.optimizer.lr': 0.1})
+    assert again.experiment.options == {'model.distillation': None, 'optim_wrapper.optimizer.lr': 0.1}
+    plain = Config(dict(experiment=dict(task='pretrain')))
+    _record_options(plain, {})
+    assert 'options' not in plain.experiment  # a config run as written records {}

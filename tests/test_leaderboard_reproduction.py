@@ -16,7 +16,9 @@ from harness.experiment.linked_protocol import config_protocol
 from pretrain.export import pretraining_of
 from vitbench.results.paper import PAPER_RESULTS, link_column, load_paper_tables
 from vitbench.results.render import measured_and_paper, render
-from vitbench.results.reproduction import beyond, check_lines, link_reported
+from vitbench.results.experiment import link_target, split_target
+from vitbench.results.paper_map import load_map, row_runs
+from vitbench.results.reproduction import beyond, check_lines, link_reported, match_reported, resolve_linked
 from vitbench.results.table import Column, LeaderboardError, Row, build_table, config_name, recipe_label
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,10 +101,17 @@ def test_every_format_shows_reported_and_delta_beside_the_measured_value(runs):
 
 
 def test_runs_of_one_cell_from_different_configs_are_not_one_experiment(tmp_path):
+    """Two configs that give one row label (MAE-lite Table 1's two from-scratch recipes) are two cells, each
+    named by its config; only the paper config's links."""
     other = 'configs/pretrain/deit3_base_in1k_800e.py'
     write(tmp_path, 'a', record(DEIT3_B_400, dict(top1=83.0), seed=0))
     write(tmp_path, 'b', record(other, dict(top1=83.2), seed=1))
-    assert links_of(tmp_path) == {}
+    measured = build_table([str(tmp_path)])
+    assert sorted(c.setting for c in measured.rows[0].stats if c.base == TOP1) == [
+        'deit3_base_in1k_400e', 'deit3_base_in1k_800e']
+    assert any('config deit3_base_in1k_400e vs deit3_base_in1k_800e' in s for s in measured.splits)
+    link, = link_reported(measured, load_paper_tables())
+    assert (link.column.setting, link.measured.n, link.reported) == ('deit3_base_in1k_400e', 1, 83.1)
     write(tmp_path, 'b', record(DEIT3_B_400, dict(top1=83.2), seed=1))  # two seeds of the paper's config
     link = links_of(tmp_path)['deit3_base_patch16_224', 'supervised', 400, TOP1]
     assert link.measured.n == 2 and link.delta == pytest.approx(0.0)
@@ -265,17 +274,81 @@ def test_malformed_links_name_the_row(tmp_path, row, message):
     assert message in str(info.value)
 
 
-def test_two_rows_of_one_experiment_must_agree(tmp_path):
+def test_two_rows_of_one_table_must_agree_on_one_experiment(tmp_path):
     row = '{{model: {m}, variant: v, recipe: r, epochs: 1, config: configs/a.py, cls/imagenet: {v}}}'
     bad = tmp_path / 'paper.yaml'
-    bad.write_text(f"tables:\n  - {{id: t1, source: S, rows: [{row.format(m='A', v=80.0)}]}}\n"
-                   f"  - {{id: t2, source: S, rows: [{row.format(m='B', v=80.5)}]}}\n")
-    with pytest.raises(LeaderboardError, match="table 't1' reports 80.0, table 't2' .* 80.5"):
+    rows = f"{row.format(m='A', v=80.0)}, {row.format(m='B', v=80.5)}"
+    bad.write_text(f'tables:\n  - {{id: t1, source: S, rows: [{rows}]}}\n')
+    with pytest.raises(LeaderboardError,
+                       match=r"table 't1': configs/a.py .* row 'A \(v\)' reports 80.0, row 'B \(v\)' 80.5"):
         load_paper_tables(str(bad))
 
 
+def test_two_tables_citing_one_config_each_link_their_own_number(tmp_path):
+    """Thesis Table 6.11 and "Three things" Table 6 print 67.1 and 68.0 for the same ViT-S iNat-18 transfer: a
+    measured cell is set beside both, each with its table."""
+    row = '{{model: {m}, variant: deit3_base_patch16_224, recipe: supervised, epochs: 400, config: ' + DEIT3_B_400 + \
+        ', cls/imagenet: {v}}}'
+    paper = tmp_path / 'paper.yaml'
+    paper.write_text(f"tables:\n  - {{id: t1, source: S, rows: [{row.format(m='A', v=83.1)}]}}\n"
+                     f"  - {{id: t2, source: S, rows: [{row.format(m='B', v=83.4)}]}}\n")
+    write(tmp_path / 'runs', 'a', record(DEIT3_B_400, dict(top1=83.0)))
+    links = link_reported(build_table([str(tmp_path / 'runs')]), load_paper_tables(str(paper)))
+    assert sorted((link.sources[0][0], link.reported, round(link.delta, 6)) for link in links) == [
+        ('t1', 83.1, -0.1), ('t2', 83.4, -0.4)]
+
+
+def test_the_board_links_three_things_table6_and_thesis_table611_each_to_its_own_number(tmp_path):
+    write(tmp_path, 'inat', dict(record('configs/transfer/inat2018_deit3_s.py', dict(top1=67.5),
+                                        backbone='deit3_small_patch16_224', task='transfer'),
+                                 dataset='inat2018', eval='full',
+                                 protocol=config_protocol('configs/transfer/inat2018_deit3_s.py')))
+    paper = load_paper_tables()
+    resolve_linked(paper, config_protocol)
+    links = link_reported(build_table([str(tmp_path)]), paper)
+    assert sorted((link.source, link.reported) for link in links) == [
+        ('deit3_transfer: DeiT III ViT-S (deit3_small_patch16_224)', 67.1),
+        ('three_things_table6: ViT-S (deit3_small_patch16_224)', 68.0)]
+
+
+def test_a_run_with_the_rows_cfg_options_links_to_its_row_and_a_run_without_does_not(tmp_path):
+    """CaiT Table 3: the config without distillation (``run: {config, cfg_options}``) is the "@224" row, the config
+    as written the "@224Υ" row; a run links by the options it recorded (result.json ``options``)."""
+    cait = 'configs/pretrain/cait_xxs24_in1k_400e.py'
+    no_kd = {'model.distillation': None, 'experiment.pretrain.recipe': 'supervised'}
+    common = dict(backbone='cait_xxs24_224', epochs=400)
+    write(tmp_path, 'plain', dict(record(cait, dict(top1=77.0), recipe='supervised', **common), options=no_kd))
+    write(tmp_path, 'kd', record(cait, dict(top1=78.0), recipe='supervised_distilled', **common))
+    # the recipe label alone would match the plain row: without the options the run is not its experiment
+    write(tmp_path / 'other', 'relabelled', record(cait, dict(top1=76.0), recipe='supervised', **common))
+    paper = load_paper_tables()
+    links = {(link.row.recipe, link.reported) for link in link_reported(build_table([str(tmp_path)]), paper)
+             if link.row.backbone == 'cait_xxs24_224'}
+    assert links == {('supervised', 77.6), ('supervised_distilled', 78.4)}
+    measured = build_table([str(tmp_path / 'other')])
+    links, mismatches = match_reported(measured, paper)
+    assert links == [] and len(mismatches) == 1
+    assert 'its runs changed the config with no options, the paper row\'s with ' in mismatches[0].line()
+    assert 'model.distillation=null' in mismatches[0].line()
+
+
+def test_runs_with_other_options_of_one_config_are_two_cells(tmp_path):
+    """PatchConvNet-S60 with LayerNorm and with BatchNorm (thesis Table 5.8, --cfg-options model.backbone.norm=bn):
+    one row, two cells, each linked to its own row."""
+    pcn = 'configs/pretrain/patchconvnet_s60_in1k.py'
+    common = dict(backbone='patchconvnet_s60', epochs=400)
+    write(tmp_path, 'ln', record(pcn, dict(top1=82.0), **common))
+    write(tmp_path, 'bn', dict(record(pcn, dict(top1=82.3), seed=1, **common), options={'model.backbone.norm': 'bn'}))
+    measured = build_table([str(tmp_path)])
+    assert len(measured.rows) == 1 and len(measured.rows[0].stats) == 2, 'averaged across options'
+    links = sorted((link.column.setting, link.reported, tuple(table for table, _ in link.sources))
+                   for link in link_reported(measured, load_paper_tables()))
+    assert links == [('model.backbone.norm="bn"', 82.4, ('patchconvnet_table5_8',)),
+                     ('no options', 82.1, ('patchconvnet_table5_1', 'patchconvnet_table5_8'))]
+
+
 LINKED = sorted({(config, row.variant, row.link_recipe, row.epochs, table.id)
-                 for table in load_paper_tables() for row in table.rows for config in row.configs})
+                 for table in load_paper_tables() for row in table.rows for config in row.configs})  # with options
 
 
 def test_the_papers_imagenet_tables_are_data():
@@ -294,11 +367,19 @@ def test_the_papers_imagenet_tables_are_data():
     assert len(LINKED) >= 40 and Path(PAPER_RESULTS).is_file()
 
 
+RUN_OPTIONS = {link_target(run.config, run.cfg_options): run.cfg_options
+               for t in load_map() for row in t.rows for run in row_runs(row)}
+
+
 @pytest.mark.parametrize('config, variant, recipe, epochs, table', LINKED, ids=lambda v: str(v))
 def test_every_linked_config_exists_and_trains_the_rows_model(config, variant, recipe, epochs, table):
+    options = RUN_OPTIONS.get(config, {})  # the map's run of the row: all its cfg_options, experiment.* included
+    config = split_target(config)[0]
     assert config_name(config) == config, f'{table}: write {config} as {config_name(config)}'
     assert (REPO / config).is_file(), f'{table} names {config}, which does not exist'
-    experiment = Config.fromfile(str(REPO / config)).experiment
+    cfg = Config.fromfile(str(REPO / config))
+    cfg.merge_from_dict(options)  # the row's run: its cfg_options
+    experiment = cfg.experiment
     assert experiment['backbone'] == variant, f'{config} trains {experiment["backbone"]}, {table} says {variant}'
     if experiment['task'] == 'pretrain':  # a fine-tuning config's recipe and epochs are its checkpoint's
         # the label its records get: recipe, plus data other than ImageNet-1k and overrides that change the model
@@ -314,7 +395,7 @@ LINKED_RES = sorted({(config, row.variant, row.res, table.id) for table in load_
 def test_every_linked_finetune_config_runs_at_the_rows_resolution(config, variant, res, table):
     """A ↑R row (img_size: R) links a fine-tune at R; a row without img_size one at the variant's own resolution."""
     from backbones.variants import VARIANTS
-    experiment = Config.fromfile(str(REPO / config)).experiment
+    experiment = Config.fromfile(str(REPO / split_target(config)[0])).experiment
     own = VARIANTS[variant]['kwargs']['img_size']
     img_size = (experiment.get('backbone_overrides') or {}).get('img_size', own)
     if experiment['task'] == 'finetune':
@@ -329,7 +410,7 @@ def test_the_leaderboard_doc_lists_every_linked_config():
     """docs/leaderboard.md's "paper table → config → command" table names every config a paper row links to."""
     doc = (REPO / 'docs' / 'leaderboard.md').read_text()
     table = doc.split('Paper table → config → command')[1].split('\n## ')[0]
-    missing = sorted({config for config, *_ in LINKED if f'`{config}`' not in table})
+    missing = sorted({split_target(config)[0] for config, *_ in LINKED if f'`{split_target(config)[0]}`' not in table})
     assert not missing, f'docs/leaderboard.md table lacks {missing}'
 
 

@@ -88,6 +88,29 @@ def test_reading_the_built_objects():
     assert read(built, 'model.decode_head.channels') == 768
     with pytest.raises(AuditError, match='unknown key'):
         read(built, 'lr')
+    # the precision of the built wrapper, the normalisation the preprocessor's buffers hold, the built schedulers
+    assert read(built, 'wrapper.type') == 'OptimWrapper' and read(built, 'ema') is None
+    assert read(built, 'preprocessor.std') == [58.395, 57.12, 57.375]
+    assert (read(built, 'scheduler.1.type'), read(built, 'scheduler.1.begin')) == ('PolyLR', 1500)
+    assert repr(read(built, 'scheduler.2.type')) == 'absent'
+
+
+def test_a_drifted_schedule_normalisation_or_precision_fails(tmp_path):
+    """Read from the built wrapper, preprocessor and schedulers: an AMP wrapper, another std, a moved milestone."""
+    drifted = tmp_path / 'drifted.py'
+    drifted.write_text(textwrap.dedent(f"""\
+        _base_ = ['{REPO}/configs/_base_/protocols/maskrcnn_vitdet100e.py']
+        optim_wrapper = dict(type='vitbench.CPUAmpOptimWrapper')  # mmengine's AMP wrapper needs a GPU to build
+        model = dict(data_preprocessor=dict(std=[1.0, 1.0, 1.0]))
+        param_scheduler = [dict(type='LinearLR', start_factor=1e-3, by_epoch=False, begin=0, end=250),
+                           dict(type='MultiStepLR', by_epoch=False, begin=0, end=184375, milestones=[163000, 177546],
+                                gamma=0.1)]
+        """))
+    problems = audit(dict(AUDITED['maskrcnn_vitdet100e'], config=str(drifted)), repo='/')
+    assert any("wrapper.type is 'CPUAmpOptimWrapper', expected 'OptimWrapper'" in p for p in problems), problems
+    assert any('preprocessor.std is [1.0, 1.0, 1.0]' in p for p in problems), problems
+    assert any('scheduler.1.milestones is [163000, 177546], expected [163889, 177546]' in p for p in problems), problems
+    assert len(problems) == 4, problems  # the milestone twice: the resolved config's and the built scheduler's
 
 
 @pytest.mark.parametrize('text,message', [

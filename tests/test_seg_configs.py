@@ -20,8 +20,10 @@ EXPERIMENTS = {
     'upernet_deit3_b': ('deit3_base_patch16_224', 127.7),
     'upernet_deit3_s': ('deit3_small_patch16_224', 41.7),
     'upernet_deit3_l': ('deit3_large_patch16_224', 353.6),
-    'upernet_vit_tiny12h_mae': ('vit_tiny12h_patch16_224', 10.9),  # = DeiT III ViT-T: heads add no weights
-    'upernet_vit_tiny12h_dmae': ('vit_tiny12h_patch16_224', 10.9),
+    # DeiT III ViT-T's 10.9 M (12 heads add no weights) + BEiT's relative position bias tables of
+    # upernet_beit160k: 12 blocks x ((2 * 32 - 1) ** 2 + 3) x 12 heads = 0.57 M
+    'upernet_vit_tiny12h_mae': ('vit_tiny12h_patch16_224', 10.88 + 0.572),
+    'upernet_vit_tiny12h_dmae': ('vit_tiny12h_patch16_224', 10.88 + 0.572),
     'upernet_cait_s24': ('cait_s24_224', None),
     'demo/upernet_demo': ('vit_demo_patch8_64', None),
 }

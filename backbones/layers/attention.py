@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .beit_rel_pos import beit_bias, beit_table_rows
 from .rel_pos import decomposed_rel_pos_bias
 
 ATTN_KINDS = ('logits', 'probs')
@@ -141,19 +142,30 @@ class Attention(AttentionBase):
     attention grid (a window, or the whole token grid of a global block; other grids interpolate the tables).
     They start at zero, as detectron2's ``rel_pos_zero_init``: the layer then computes what it computed
     without them, so pretrained weights start unchanged. The bias reaches SDPA as a float ``attn_mask``.
+    ``rel_pos_kind='beit'`` holds BEiT's bias instead (``beit_rel_pos.py``): one table
+    ``relative_position_bias_table`` ((2H - 1)(2W - 1) + 3, heads) of per-head scalars, the class token's
+    included, also zero-initialised.
     """
 
     def __init__(self, dim: int, num_heads: int = 8, qkv_bias: bool = True, attn_drop: float = 0.,
-                 proj_drop: float = 0., rel_pos_size: Optional[Tuple[int, int]] = None):
+                 proj_drop: float = 0., rel_pos_size: Optional[Tuple[int, int]] = None,
+                 rel_pos_kind: str = 'decomposed'):
         super().__init__(dim, num_heads, qkv_bias, attn_drop, proj_drop)
+        if rel_pos_kind not in ('decomposed', 'beit'):
+            raise ValueError(f"rel_pos_kind must be 'decomposed' (ViTDet) or 'beit', got {rel_pos_kind!r}")
         self.rel_pos_size = None if rel_pos_size is None else tuple(rel_pos_size)
+        self.rel_pos_kind = rel_pos_kind
         self.use_rel_pos = self.rel_pos_size is not None
         if self.use_rel_pos:
             h, w = self.rel_pos_size
             if h < 1 or w < 1:
                 raise ValueError(f'rel_pos_size must be a positive grid (H, W), got {rel_pos_size}')
-            self.rel_pos_h = nn.Parameter(torch.zeros(2 * h - 1, self.head_dim))
-            self.rel_pos_w = nn.Parameter(torch.zeros(2 * w - 1, self.head_dim))
+            if rel_pos_kind == 'beit':
+                self.relative_position_bias_table = nn.Parameter(
+                    torch.zeros(beit_table_rows(self.rel_pos_size), num_heads))
+            else:
+                self.rel_pos_h = nn.Parameter(torch.zeros(2 * h - 1, self.head_dim))
+                self.rel_pos_w = nn.Parameter(torch.zeros(2 * w - 1, self.head_dim))
 
     def rel_pos_bias(self, q: torch.Tensor, grid: Tuple[int, int]) -> torch.Tensor:
         """The bias (..., H*W, H*W) among the patch tokens of an H x W ``grid``, from their unscaled queries
@@ -184,7 +196,13 @@ class Attention(AttentionBase):
         """
         q, k, v = self.split_heads(x)
         P = num_prefix_tokens
-        if self.use_rel_pos and (num_queries is None or num_queries > P):  # prefix queries get no bias
+        if self.use_rel_pos and self.rel_pos_kind == 'beit':  # every token, the class token's rows included
+            if grid is None:
+                raise ValueError('relative position biases need the token grid: call the block as '
+                                 'blk(x, grid=(H, W))')
+            bias = beit_bias(self.relative_position_bias_table, self.rel_pos_size, grid, P)[None].to(q.dtype)
+            attn_mask = add_bias(attn_mask, bias[:, :, :num_queries])
+        elif self.use_rel_pos and (num_queries is None or num_queries > P):  # prefix queries get no bias
             if grid is None:
                 raise ValueError('relative position biases need the token grid: call the block as '
                                  'blk(x, grid=(H, W))')

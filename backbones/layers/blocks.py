@@ -40,9 +40,9 @@ def self_attention(attn: nn.Module, x: torch.Tensor, grid: Optional[Tuple[int, i
     return window_attention(attn, x, grid, window_size, num_prefix_tokens)
 
 
-def _rel_pos_kwargs(rel_pos_size) -> dict:
+def _rel_pos_kwargs(rel_pos_size, rel_pos_kind: str = 'decomposed') -> dict:
     # only passed when set: the other attention layers (CaiT's talking heads) have no such argument
-    return {} if rel_pos_size is None else dict(rel_pos_size=rel_pos_size)
+    return {} if rel_pos_size is None else dict(rel_pos_size=rel_pos_size, rel_pos_kind=rel_pos_kind)
 
 
 def _make_ls(dim, init_values):
@@ -66,11 +66,11 @@ class Block(nn.Module):
                  init_values: Optional[float] = None, drop_path: float = 0., attn_drop: float = 0.,
                  proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU, attn_layer=Attention,
                  window_size: int = 0, num_prefix_tokens: int = 0,
-                 rel_pos_size: Optional[Tuple[int, int]] = None):
+                 rel_pos_size: Optional[Tuple[int, int]] = None, rel_pos_kind: str = 'decomposed'):
         super().__init__()
         self.norm1 = norm_layer(dim)
         self.attn = attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
-                               proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size))
+                               proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size, rel_pos_kind))
         self.ls1 = _make_ls(dim, init_values)
         self.drop_path1 = make_drop_path(drop_path)
         self.norm2 = norm_layer(dim)
@@ -120,12 +120,12 @@ class ParallelBlock(nn.Module):
                  qkv_bias: bool = True, init_values: Optional[float] = None, drop_path: float = 0.,
                  attn_drop: float = 0., proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU,
                  attn_layer=Attention, window_size: int = 0, num_prefix_tokens: int = 0,
-                 rel_pos_size: Optional[Tuple[int, int]] = None):
+                 rel_pos_size: Optional[Tuple[int, int]] = None, rel_pos_kind: str = 'decomposed'):
         super().__init__()
         self.num_parallel = num_parallel
         self.attns = nn.ModuleList([
             Branch('attn', attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
-                                      proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size)),
+                                      proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size, rel_pos_kind)),
                    dim, norm_layer, init_values, drop_path)
             for _ in range(num_parallel)])
         self.ffns = nn.ModuleList([

@@ -16,8 +16,9 @@ REL_POS_NAMES = ('rel_pos_h', 'rel_pos_w')  # the tables' parameter names (detec
 
 
 def is_rel_pos_key(name: str) -> bool:
-    """Whether a state-dict key names a relative-position table."""
-    return name.rsplit('.', 1)[-1] in REL_POS_NAMES
+    """Whether a state-dict key names a relative-position table (ViTDet's, or BEiT's
+    ``relative_position_bias_table``)."""
+    return name.rsplit('.', 1)[-1] in (*REL_POS_NAMES, 'relative_position_bias_table')
 
 
 def resize_rel_pos(rel_pos: torch.Tensor, length: int) -> torch.Tensor:

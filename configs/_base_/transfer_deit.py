@@ -11,6 +11,10 @@
 # cosine ends at lr x 1e-2, the fractions main.py's --warmup-lr 1e-6 and --min-lr 1e-5 are of the ImageNet rate
 # 1e-3 (taken as absolute values, the 1e-5 floor would leave CIFAR's lr 1e-5 no decay at all); and the
 # schedule steps every iteration where main.py steps timm's scheduler once per epoch (as the ImageNet recipe).
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where DeiT's main.py trains under
+# autocast with a loss scaler. No model EMA: main.py keeps one by default (--model-ema, decay 0.99996) but evaluates
+# and reports the model itself.
 _base_ = ['./transfer_runtime.py']
 
 img_size = 224

@@ -67,6 +67,10 @@ def adapt_upernet(cfg, name: str, layout: dict, family: Family) -> None:
     if layout.get('kind') == 'hierarchical':
         return _adapt_hierarchical(cfg, layout)
     dim, model = layout['embed_dim'], cfg.model
+    if model.backbone.get('rel_pos_bias') and 'rel_pos_bias' not in _arguments(family.model_class):
+        raise ValueError(f"{name}: this protocol turns on BEiT's relative position bias in every block "
+                         f"(model.backbone.rel_pos_bias), which the {family.title} family has no form of; run "
+                         'it under another protocol (e.g. upernet_xcit160k)')
     levels = LEVELS[family.upernet_levels]
     preprocessor, patch = model.get('data_preprocessor') or {}, layout['patch_size']
     crop = preprocessor.get('size') or ()
@@ -86,6 +90,11 @@ def adapt_upernet(cfg, name: str, layout: dict, family: Family) -> None:
     aux = model.get('auxiliary_head') or []
     for aux_head in aux if isinstance(aux, list) else [aux]:
         aux_head.in_channels = width
+
+
+def _arguments(model_class) -> set:
+    import inspect
+    return set(inspect.signature(model_class.__init__).parameters) if model_class is not None else set()
 
 
 def neck_width(neck, embed_dim: int) -> int:

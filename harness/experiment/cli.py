@@ -27,6 +27,7 @@ from vitbench.console import config_path
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.fileio import WriteError
 from vitbench.refusal import Refusal
+from vitbench.results.experiment import experiment_options
 from vitbench.results.schema import DIVERGED_EXIT_STATUS
 from vitbench.sample_error import SampleError, one_line
 
@@ -102,6 +103,19 @@ def _check_head_rule(config: str, cfg, options: Optional[dict] = None) -> None:
                           'digest records it), not the widths')
 
 
+def _record_options(cfg, options: dict) -> None:
+    """Keep the ``--cfg-options`` that change the experiment in ``experiment.options``, which ``result.json``
+    records (``options``): the leaderboard tells a run of a config with options from one without, and links a
+    paper row's ``run: {config, cfg_options}`` only to runs made with those options. A config dumped by a run
+    keeps them, so its rerun records them too (with the new options on top)."""
+    experiment = cfg.get('experiment')
+    if not isinstance(experiment, dict):
+        return
+    kept = experiment_options({**dict(experiment.get('options') or {}), **options})
+    if kept or 'options' in experiment:
+        experiment['options'] = kept
+
+
 def load_config(args: argparse.Namespace):
     """Read ``args.config``, apply ``--cfg-options``, ``--backbone`` / ``--checkpoint``, ``--work-dir`` and
     ``--launcher``."""
@@ -131,6 +145,7 @@ def load_config(args: argparse.Namespace):
         except Exception as e:  # a missing module, or one whose registration refuses (a family record, a task)
             raise ConfigError(f'--cfg-options custom_imports: {imports}: {type(e).__name__}: {e}') from e
     add_imports(cfg, getattr(args, 'imports', None) or [])
+    _record_options(cfg, args.cfg_options or {})
 
     checkpoint = getattr(args, 'backbone_checkpoint', None)
     keep_blocks = getattr(args, 'keep_blocks', None)

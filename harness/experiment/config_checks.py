@@ -23,7 +23,8 @@ _READ_BY_MMENGINE = ('compile', 'model_wrapper_cfg', 'activation_checkpointing',
 _READ_BY_VITBENCH = ('experiment', 'tta_model', 'tta_pipeline', 'ema')  # ema: harness/experiment/cli.py
 # What the experiment dict may hold: the keys result_record.py and pretrain/export.py (origin_of) read, and
 # those of its ``pretrain`` (the leaderboard also reads ``finetune``). Anything else is a typo nothing reads.
-EXPERIMENT_KEYS = ('task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'eval', 'checkpoint', 'protocol')
+EXPERIMENT_KEYS = ('task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'eval', 'checkpoint', 'protocol',
+                   'options')  # options: the --cfg-options that changed the experiment (cli.py)
 PRETRAIN_KEYS = ('recipe', 'epochs', 'checkpoint', 'finetune', 'data')  # data: pretrain.export.pretraining_of
 _LOOPS = (('train_cfg', None), ('val_cfg', 'ValLoop'), ('test_cfg', 'TestLoop'))
 _LOOP_DEFAULT_ARGS = ('self', 'runner', 'dataloader', 'evaluator')  # what the Runner passes itself

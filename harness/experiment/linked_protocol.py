@@ -16,14 +16,19 @@ from harness.experiment.protocol import protocol_of
 @functools.lru_cache(maxsize=None)
 def config_protocol(config: str) -> Optional[dict]:
     """``{'name': ..., 'digest': ...}`` of the config a paper row names ('configs/<folder>/<name>.py': from the
-    working directory, else the copy shipped with vitbench); None for a config without a protocol. A config that
-    cannot be read is an error naming it (a paper row that links a missing config is a broken link)."""
+    working directory, else the copy shipped with vitbench), with the options of its ``run`` applied (a link
+    target, :func:`vitbench.results.experiment.link_target`: an option may change a setting of the protocol);
+    None for a config without a protocol. A config that cannot be read is an error naming it (a paper row that
+    links a missing config is a broken link)."""
     from mmengine.config import Config
 
     from vitbench.console import config_path
+    from vitbench.results.experiment import split_target
+    config, options = split_target(config)
     path = config_path(config)
     try:
         cfg = Config.fromfile(path, import_custom_modules=False)
+        cfg.merge_from_dict(options)
     except Exception as e:  # noqa: BLE001 - a missing file, a syntax error, a missing _base_: one line
         raise ValueError(f'{config}: the config a paper row links cannot be read ({type(e).__name__}: '
                          f'{str(e).splitlines()[0] if str(e) else ""})') from None

@@ -16,7 +16,16 @@ weights), as ``param_table`` does in a run. :func:`read` then reads one audited 
 - ``wrapper.<attribute path>``: the optimiser wrapper (``wrapper.clip_grad_kwargs.max_norm``);
 - ``pipeline.<train|test>.<i>.<attribute path>``: step ``i`` of the train / test dataloader's pipeline, built
   (``pipeline.test.1.transform.transforms.0.size``: the resize a centre crop ratio gives; enums as their value);
-- ``drop_path``: the largest stochastic-depth rate of the built model's DropPath modules (0.0 without any).
+- ``drop_path``: the largest stochastic-depth rate of the built model's DropPath modules (0.0 without any);
+- ``wrapper.type``: the class of the built optimiser wrapper (``OptimWrapper``: float32; an AMP wrapper when the
+  protocol fixed a precision);
+- ``preprocessor.<attribute path>``: the model's data preprocessor built on the CPU (``preprocessor.mean`` /
+  ``.std``: the normalisation its buffers hold, per channel, in 0-255 units);
+- ``scheduler.<i>.<attribute path>``: parameter scheduler ``i`` built as mmengine builds it (``scheduler.0.type``:
+  its class; ``.begin``, ``.end``, ``.by_epoch``, ``.start_factor``, ``.eta_min``, ``.power``, ``.milestones``,
+  ``.gamma``), an ``end`` left out set to the loop's length as the Runner does; a ``convert_to_iter_based`` one is
+  read in its own unit (epochs: the conversion needs the loader's length);
+- ``ema``: the momentum of the model EMA hook among the config's ``custom_hooks``, built; null without one.
 
 An audit table maps a protocol to the config it builds and to groups of values, each group with its source::
 
@@ -45,8 +54,8 @@ from vitbench.yaml_file import read_yaml
 from .param_table import optimizers_of, param_table
 
 _ABSENT = type('Absent', (), {'__repr__': lambda self: 'absent'})()
-PREFIXES = ('optimizer.', 'param.', 'model.', 'cfg.', 'wrapper.', 'pipeline.')
-SPECIAL = ('layer_decay', 'drop_path')
+PREFIXES = ('optimizer.', 'param.', 'model.', 'cfg.', 'wrapper.', 'pipeline.', 'preprocessor.', 'scheduler.')
+SPECIAL = ('layer_decay', 'drop_path', 'ema')
 LOADERS = {'train': 'train_dataloader', 'test': 'test_dataloader'}
 
 
@@ -99,6 +108,20 @@ def read(built, key: str):
         return max((float(m.drop_prob) for m in model.modules() if type(m).__name__ == 'DropPath'), default=0.0)
     if key == 'optimizer.type':
         return type(optimizer).__name__
+    if key == 'wrapper.type':
+        return type(wrapper).__name__
+    if key == 'ema':
+        return _ema_momentum(cfg)
+    if key.startswith('preprocessor.'):
+        return _plain(_as_plain(_attr(_built_preprocessor(cfg), key[len('preprocessor.'):])))
+    if key.startswith('scheduler.'):
+        index, _, path = key[len('scheduler.'):].partition('.')
+        schedulers = _built_schedulers(cfg)
+        if not index.isdigit() or int(index) >= len(schedulers):
+            return _ABSENT
+        if path == 'type':
+            return type(schedulers[int(index)]).__name__
+        return _plain(_as_plain(_attr(schedulers[int(index)], path)))
     if key.startswith('optimizer.'):
         value = optimizer.defaults.get(key[len('optimizer.'):], _ABSENT)
         return _plain(list(value) if isinstance(value, tuple) else value)
@@ -129,7 +152,50 @@ def _built_pipeline(cfg, loader: str) -> list:
         return [TRANSFORMS.build(step) for step in dataset['pipeline']]
 
 
+def _built_preprocessor(cfg):
+    """The model's data preprocessor, built on the CPU (its mean / std buffers hold values; the model is on meta)."""
+    from mmengine.registry import MODELS, DefaultScope
+    with DefaultScope.overwrite_default_scope(cfg.get('default_scope', 'vitbench')):
+        return MODELS.build(cfg.model.data_preprocessor)
+
+
+def _built_schedulers(cfg) -> list:
+    """The config's parameter schedulers as mmengine builds them, on a one-parameter optimiser (what they are does
+    not depend on the model's): an ``end`` left out is the loop's length, as the Runner sets it."""
+    import torch
+    from mmengine.optim import OptimWrapper
+    from mmengine.registry import PARAM_SCHEDULERS, DefaultScope
+    specs = cfg.get('param_scheduler') or []
+    specs = [specs] if isinstance(specs, dict) else list(specs)
+    wrapper = OptimWrapper(torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0))
+    train_cfg = cfg.get('train_cfg') or {}
+    built = []
+    with DefaultScope.overwrite_default_scope(cfg.get('default_scope', 'vitbench')):
+        for spec in specs:
+            spec = dict(spec)
+            spec.pop('convert_to_iter_based', None)
+            if 'end' not in spec:
+                spec['end'] = train_cfg.get('max_epochs' if spec.get('by_epoch', True) else 'max_iters')
+            built.append(PARAM_SCHEDULERS.build(dict(spec, optimizer=wrapper)))
+    return built
+
+
+def _ema_momentum(cfg):
+    from mmengine.registry import HOOKS
+    for hook in cfg.get('custom_hooks') or []:
+        if 'EMA' in str(hook.get('type', '')):
+            return float(HOOKS.build(dict(hook)).momentum)
+    return None
+
+
 def _as_plain(value):
+    import collections
+
+    import torch
+    if isinstance(value, torch.Tensor):
+        return [round(float(v), 4) for v in value.detach().flatten()]
+    if isinstance(value, collections.Counter):  # a MultiStep scheduler's milestones
+        return sorted(value.elements())
     if isinstance(value, enum.Enum):
         return value.value
     if hasattr(value, 'to_dict'):

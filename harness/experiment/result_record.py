@@ -136,6 +136,7 @@ def build_record(cfg, metrics: Dict[str, float], seed: Optional[int] = None,
         metrics=normalize_metrics(metrics),
         eval=eval_of(cfg, experiment),
         protocol=protocol_of(cfg),
+        options=dict(experiment.get('options') or {}),  # the --cfg-options that changed the experiment
         **resolutions(experiment['backbone'], overrides),
         **backbone_complexity(experiment['backbone'], overrides),
         seed=seed,

@@ -27,6 +27,7 @@ import re
 import shlex
 from typing import Dict, List, Optional, Tuple
 
+from vitbench.results.experiment import experiment_options
 from vitbench.results.paper import PAPER_RESULTS
 from vitbench.results.paper_map import DOCUMENTS, MapTable, Run, load_map, row_runs
 from vitbench.results.result_file import LeaderboardError
@@ -78,7 +79,8 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     def name_of(config: str, run: Optional[Run] = None) -> str:
         stem = osp.splitext(osp.basename(config))[0]
         if run is not None:  # what the run changes, in its name: cait_s24_in1k_400e__distillation_None
-            stem += ''.join(f'__{k.rsplit(".", 1)[-1]}_{v}' for k, v in sorted(run.cfg_options.items()))
+            stem += ''.join(f'__{k.rsplit(".", 1)[-1]}_{v}'
+                            for k, v in experiment_options(run.cfg_options).items())  # not experiment.*
             stem += f'__on_{run.backbone}' if run.backbone else ''
         stem = re.sub(r'\W', '_', stem)
         base = stem if re.match(r'[A-Za-z_]', stem) else f'_{stem}'
@@ -105,28 +107,81 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
             if run.backbone:
                 stages[key]['args'] = ['--backbone', run.backbone]
         models.setdefault(key, []).append(model)
+    _merge_same_runs(stages, models, needs)
     pretrain: Dict[tuple, dict] = {}
-    for key, stage in list(stages.items()):
-        config, options = needs[key]
-        if not config:
-            continue
-        need = (config, json.dumps(options, sort_keys=True))
-        if need not in pretrain:  # a row of the table that runs the pre-training as needed, else a stage of its own
-            own = next((s for s in stages.values() if s['config'] == config and (s.get('cfg_options') or {}) == options
-                        and not s.get('args') and not s.get('depends_on')), None)
+
+    def provider(need: Tuple[str, dict], chain: Tuple[tuple, ...]) -> dict:
+        """The stage whose backbone.pth a run needing ``need`` (a config and its cfg_options) starts from: a row of
+        the table that runs that config with those options (after what it needs in its turn), else a pre-training
+        stage of its own."""
+        config, options = need
+        which = (config, json.dumps(options, sort_keys=True))
+        if which in chain:
+            cycle = ' -> '.join(osp.basename(c) for c, _ in (*chain[chain.index(which):], which))
+            raise PipelineError(f'--table {table.key}: the rows\' needs form a cycle: {cycle}')
+        if which not in pretrain:
+            own = next((k for k, s in stages.items() if s['config'] == config
+                        and (s.get('cfg_options') or {}) == options and not s.get('args')), None)
             if own is None:
-                own = dict(name=name_of(config, Run(config, options) if options else None), config=config,
-                           per_backbone=False)
+                pretrain[which] = dict(name=name_of(config, Run(config, options) if options else None), config=config,
+                                       per_backbone=False)
                 if options:
-                    own['cfg_options'] = dict(options)
-            pretrain[need] = own
-            pretrain[need]['outputs'] = ['backbone.pth']
-        name = pretrain[need]['name']
+                    pretrain[which]['cfg_options'] = dict(options)
+            else:
+                pretrain[which] = stages[own]
+            pretrain[which]['outputs'] = ['backbone.pth']
+            if own is not None and needs[own][0] and 'depends_on' not in stages[own]:
+                depend(stages[own], needs[own], (*chain, which))  # transitive: that row needs a run of its own first
+        return pretrain[which]
+
+    def depend(stage: dict, need: Tuple[str, dict], chain: Tuple[tuple, ...]) -> None:
+        name = provider(need, chain)['name']
         stage.update(depends_on=[name], checkpoint=f'{{{name}}}/backbone.pth')
+
+    for key, stage in list(stages.items()):
+        if needs[key][0] and 'depends_on' not in stage:
+            depend(stage, needs[key], ((stage['config'], json.dumps(stage.get('cfg_options') or {}, sort_keys=True)),))
     out = [(s, []) for s in pretrain.values() if s not in stages.values()]
     out += [(stages[r], models[r]) for r in stages]
     out.append((dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s, _ in out]), []))
     return out
+
+
+def _merge_same_runs(stages: Dict[tuple, dict], models: Dict[tuple, List[str]],
+                     needs: Dict[tuple, Tuple[str, dict]]) -> None:
+    """One stage for two configs that are the same run: with the same options, backbone and ``--checkpoint``, two
+    config files that differ only in the weights they would start from (MAE-lite Table 5's
+    ``maskrcnn_vit_tiny12h_dmae.py`` is ``maskrcnn_vit_tiny12h_mae.py`` with the distilled model's path, which the
+    row's ``needs`` replaces). The first stays; the rows of the other are listed with it."""
+    groups: Dict[tuple, List[tuple]] = {}
+    for key in stages:
+        if needs[key][0]:  # only a run given its weights by --checkpoint can be the same run as another config's
+            groups.setdefault(key[1:], []).append(key)
+    for keys in groups.values():
+        kept: List[tuple] = []
+        for key in keys:
+            same = next((k for k in kept if _same_run(k[0], key[0])), None)
+            if same is None:
+                kept.append(key)
+                continue
+            models[same].extend(m for m in models.pop(key) if m not in models[same])
+            del stages[key]
+
+
+def _same_run(config_a: str, config_b: str) -> bool:
+    """Two configs that resolve to the same settings but for the path of the backbone weights they start from."""
+    from mmengine.config import Config
+
+    from vitbench.console import config_path
+
+    def settings(config: str) -> dict:
+        cfg = Config.fromfile(config_path(config), import_custom_modules=False).to_dict()
+        cfg.pop('checkpoint', None)  # the configs' variable of the weights' path
+        init_cfg = ((cfg.get('model') or {}).get('backbone') or {}).get('init_cfg')
+        if isinstance(init_cfg, dict):
+            init_cfg.pop('checkpoint', None)
+        return cfg
+    return config_a == config_b or settings(config_a) == settings(config_b)
 
 
 def table_config(table: MapTable, work_dir: Optional[str] = None) -> dict:

@@ -45,9 +45,11 @@ def to_markdown(entries: Sequence[Coverage]) -> str:
              'run (`python tools/coverage.py` renders this page from them).', '',
              '- **rows**: rows the table prints; **quoted**: of them, numbers of other papers (a state counts '
              'only the own rows); **recorded**: rows whose numbers are in the map; **runnable**: rows a config '
-             'reproduces (`config` or `run`); **linked**: rows the leaderboard links a measured cell to (`config`, '
-             'with '
-             'variant, recipe and epochs: it shows the paper\'s number and Δ).',
+             'reproduces (`config` or `run`); **linked**: rows of the leaderboard\'s tables that it links a measured '
+             'cell to (each `config` and `run`, the latter with its `cfg_options`, of a row with numbers, variant, '
+             'recipe and epochs: it shows the paper\'s number and Δ beside a run of that config made with those '
+             'options, under the protocol the config defines; a figure\'s row without numbers is runnable, not '
+             'linked).',
              '- **state**: `whole` (every own row runnable), `part`, `none`, `not_reproducible` (with why). A '
              'table that another document prints again points to it (`same_as`); its rows are counted once.', '',
              'To run a table\'s runnable rows: `python tools/pipeline.py --table thesis:6.12` (the document and the '

@@ -8,8 +8,11 @@ A row may name the configs that reproduce it (``config``: one path or a list, as
 with its ``variant``, ``recipe`` (the measured rows' pre-training label: supervised, mae, ...) and ``epochs``
 (of the pre-training); :mod:`vitbench.results.reproduction` then sets the measured cells of those runs beside
 it. A table (or a row) names the downstream ``protocol`` it was measured under (``configs/_base_/protocols/``); a
-measured cell links to it only when its runs recorded that protocol. Rows that name the same config, variant,
-recipe, epochs and protocol are one experiment: they must agree. A row fine-tuned
+measured cell links to it only when its runs recorded that protocol. In the map of the papers a row's ``run``
+(a config with ``cfg_options``) is linked as well: :func:`vitbench.results.paper_map.link_targets` writes it as a
+``config`` with its options, and it links only to runs made with those options. Rows of one table that name the
+same config, variant, recipe, epochs and protocol are one experiment: they must agree; two tables may each print
+their own number for it, and each links its own. A row fine-tuned
 at another resolution than its variant's own (the papers' ↑384) says so with ``img_size`` (e.g. 384): it then links
 to the measured "↑384" cells (:attr:`~vitbench.results.table.Column.res`), not to the variant-resolution ones. On a
 downstream row ``img_size`` is the resolution of the ImageNet fine-tune its backbone comes from (thesis Table 6.12's
@@ -21,6 +24,7 @@ from typing import Dict, List, Optional
 
 from vitbench.yaml_file import read_yaml
 
+from .experiment import split_target
 from .paper_map import PAPERS, board_specs
 from .schema import kinds, resolution_kinds
 from .table import Cell, Column, LeaderboardError, Row, Table, res_label, sorted_columns
@@ -76,10 +80,12 @@ def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
 
 
 def _check_links(path: str, tables: List[Table]) -> None:
-    """Two rows that name the same experiment (config, variant, recipe, epochs) must not report different
-    values."""
-    seen = {}
+    """Two rows of one table that name the same experiment (config with its options, variant, recipe, epochs,
+    protocol) must not report different values. Two tables may: each links its own number (thesis Table 6.11 and
+    "Three things" Table 6 print different numbers for the same ViT-S transfers; a measured cell is set beside
+    both, each named with its table, :mod:`vitbench.results.reproduction`)."""
     for table in tables:
+        seen = {}
         for row in table.rows:
             for config in row.configs:
                 for column, value in row.values.items():
@@ -88,11 +94,10 @@ def _check_links(path: str, tables: List[Table]) -> None:
                     if key in seen and abs(seen[key][0] - value) > 1e-9:
                         other_value, other = seen[key]
                         raise LeaderboardError(
-                            f"{path}: {config} ({row.variant}, {row.link_recipe}, {row.epochs} epochs), "
-                            f"{column.label}: table "
-                            f"'{other}' reports {other_value}, table '{table.id}' ({row.backbone}) {value}; "
-                            'one experiment, one number: link the config to one of them')
-                    seen.setdefault(key, (value, table.id))
+                            f"{path}: table '{table.id}': {config} ({row.variant}, {row.link_recipe}, {row.epochs} "
+                            f'epochs), {column.label}: row {other!r} reports {other_value}, row {row.backbone!r} '
+                            f'{value}; one experiment, one number per table: link the config to one of them')
+                    seen.setdefault(key, (value, row.backbone))
 
 
 def cell_protocol(row: Row, column: Column) -> str:
@@ -116,7 +121,11 @@ def _protocol(value, where: str) -> Dict[str, str]:
 def link_column(row: Row, column: Column) -> Column:
     """The measured column a paper row's ``column`` is: at the row's fine-tuning resolution for the resolution kinds
     (:func:`~vitbench.results.schema.resolution_kinds`: the fine-tuning tasks' top-1, mCE, ECE), as a measured
-    fine-tune fills them (the paper prints a ↑384 row's top-1 under its plain top-1 column)."""
+    fine-tune fills them (the paper prints a ↑384 row's top-1 under its plain top-1 column); a plain transfer column
+    (``transfer/cars``) is the full fine-tune's, which a transfer run records as its eval ``full`` (its attention /
+    FFN-only fine-tunes: ``transfer/cars/attention``, ``/ffn``)."""
+    if column.kind == 'transfer' and column.eval == 'ss':
+        column = Column(column.kind, column.dataset, 'full', column.res, column.protocol, column.setting)
     return column.at(row.res) if column.kind in resolution_kinds() else column
 
 
@@ -163,14 +172,23 @@ def _configs(spec: dict, where: str) -> tuple:
     if configs is None:
         return ()
     configs = [configs] if isinstance(configs, str) else configs
-    if not isinstance(configs, list) or not configs or not all(
-            isinstance(c, str) and c.startswith('configs/') and c.endswith('.py') for c in configs):
+    if not isinstance(configs, list) or not configs or not all(isinstance(c, str) and _config_path(c) for c in configs):
         raise LeaderboardError(f"{where}: key 'config' is {spec['config']!r}, expected a config path "
-                               "'configs/<folder>/<name>.py' or a list of them")
+                               "'configs/<folder>/<name>.py' or a list of them (in the map of the papers, a "
+                               "``run`` with cfg_options adds one with its options)")
     for key in ('variant', 'recipe', 'epochs'):
         if spec.get(key) is None:
             raise LeaderboardError(f"{where}: a row with 'config' needs '{key}' (a measured row must match it)")
     return tuple(configs)
+
+
+def _config_path(target: str) -> bool:
+    """A link target (:func:`vitbench.results.experiment.link_target`) of a config path with its options."""
+    try:
+        config = split_target(target)[0]
+    except ValueError:
+        return False
+    return config.startswith('configs/') and config.endswith('.py')
 
 
 def _finite(value) -> bool:

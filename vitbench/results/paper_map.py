@@ -11,7 +11,9 @@ The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.cov
   * ``rows``: the rows it prints (``n_rows``, or the rows recorded when all are); ``quoted``: of them, another
     paper's numbers (``n_quoted``, or the recorded rows marked ``quoted: true``);
   * ``recorded``: rows whose numbers are here (a plotted figure's row may name its config alone); ``linked``:
-    rows whose ``config`` the leaderboard links a measured cell to; ``runnable``: rows a config reproduces
+    rows of the leaderboard's tables that it links a measured cell to (:func:`link_targets`: each ``config`` and
+    ``run``, with its ``cfg_options``, of a row with numbers, ``variant``, ``recipe`` and ``epochs``);
+    ``runnable``: rows a config reproduces
     (``config`` or ``run``: ``tools/pipeline.py --table`` runs them; a quoted row too, where the suite reruns the
     other paper's experiment);
   * ``state``: ``whole`` when every own (not quoted) row is runnable, ``part`` when some are, ``none`` when none
@@ -25,6 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vitbench.yaml_file import read_yaml
 
+from .experiment import link_target
 from .result_file import LeaderboardError
 
 PAPERS = osp.join(osp.dirname(osp.abspath(__file__)), 'papers')
@@ -168,7 +171,7 @@ def _table(document: str, spec, where: str) -> MapTable:
         if not rows or not isinstance(spec.get('source'), str):
             raise LeaderboardError(f"{where}: a table with an id is the leaderboard's: it needs 'source' and 'rows'")
         table.spec = dict({k: spec[k] for k in ('id', 'source', 'note', 'protocol') if k in spec},
-                          rows=[{k: v for k, v in r.items() if k not in MAP_ROW_KEYS} for r in rows])
+                          rows=[_board_row(r) for r in rows])
     if table.same_as and (rows or table.n_rows or table.state or table.why):
         raise LeaderboardError(f'{where}: a same_as entry holds nothing else; its rows are in {table.same_as}')
     if table.state not in ('', 'not_reproducible'):
@@ -177,6 +180,29 @@ def _table(document: str, spec, where: str) -> MapTable:
     if table.n_rows and table.n_rows < len(rows):
         raise LeaderboardError(f'{where}: n_rows {table.n_rows} < {len(rows)} rows recorded')
     return table
+
+
+def link_targets(row: dict) -> List[str]:
+    """What the leaderboard links a row by (:func:`vitbench.results.experiment.link_target`): each way it runs, its
+    config with the ``cfg_options`` of its ``run`` (an ablation row links to the runs made with those options,
+    never to a run of the bare config, and a row without options never to a run with them); a swapped ``backbone``
+    only where it is the row's ``variant``. A row with ``config`` links always (the leaderboard checks it names
+    variant, recipe and epochs); a row with ``run`` alone when it has numbers, ``variant``, ``recipe`` and
+    ``epochs`` (what a measured row must match); [] otherwise."""
+    if not row.get('config') and not (any('/' in k for k in row)
+                                      and all(row.get(k) is not None for k in ('variant', 'recipe', 'epochs'))):
+        return []
+    return list(dict.fromkeys(link_target(r.config, r.cfg_options) for r in row_runs(row)
+                              if not r.backbone or r.backbone == row.get('variant')))
+
+
+def _board_row(row: dict) -> dict:
+    """A map row as the leaderboard reads it: its link targets as ``config``, without the map's own keys."""
+    out = {k: v for k, v in row.items() if k not in MAP_ROW_KEYS and k != 'config'}
+    targets = link_targets(row)
+    if targets:
+        out['config'] = targets
+    return out
 
 
 def _count(spec: dict, key: str, where: str) -> int:
@@ -210,7 +236,7 @@ def _counts(table: MapTable) -> tuple:
     recorded = sum(any('/' in k for k in r) for r in table.rows)  # rows with a number (KIND/DATASET keys)
     quoted = max(table.n_quoted, sum(bool(r.get('quoted')) for r in table.rows))
     rows = max(table.n_rows, recorded)
-    linked = sum(bool(r.get('config')) for r in table.rows)
+    linked = sum(bool(link_targets(r)) for r in table.rows) if table.id else 0  # the board's tables only
     runnable = sum(bool(row_runs(r)) for r in table.rows)
     own = sum(bool(row_runs(r)) for r in table.rows if not r.get('quoted'))
     if table.state == 'not_reproducible':

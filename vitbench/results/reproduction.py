@@ -4,7 +4,8 @@ tolerance (the regression check mmpretrain runs against its model zoo).
 
 A measured cell is *linked* to a paper row when
   * the paper row names, in ``config``, the config of every run behind the cell (recipe, data and protocol:
-    :func:`~vitbench.results.table.config_name` of the runs' ``result.json`` ``config``);
+    :func:`~vitbench.results.table.config_name` of the runs' ``result.json`` ``config``) with the experiment
+    options they ran with (``options``: the ``--cfg-options`` that change the experiment);
   * the measured row's backbone, pre-training recipe and epochs are the paper row's ``variant``, ``recipe`` and
     ``epochs`` (a run shortened with ``--cfg-options`` records the epochs it trained, so it links to nothing;
     one fine-tuning config run from MAE and from distilled MAE checkpoints gives two experiments);
@@ -17,12 +18,17 @@ A measured cell is *linked* to a paper row when
   * the paper row reports that column (dataset and evaluation: top-1, ``v2``, ``real``, ``ms``, ...), at the same
     fine-tuning resolution: a ↑384 paper row (``img_size: 384``) links to the measured "ImageNet top-1 ↑384" cell
     of a 384 fine-tune, a row without ``img_size`` to the cells at the variant's own resolution.
-Rows of several tables may report the same experiment (the loader makes them agree): one link lists them all.
+Rows of several tables may report the same experiment: one link lists those that print the same number; tables that
+print another number each get a link of their own (the cell shows the first, in the board's order). A row's
+``config`` is a link target (:func:`vitbench.results.experiment.link_target`): a config with the experiment options
+of the map's ``run`` (``cfg_options``) links only to runs that recorded those options (``result.json``
+``options``), and a bare config only to runs that recorded none.
 """
 import html
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .experiment import options_label, options_text, split_target
 from .paper import cell_protocol, link_column
 from .stats import Summary
 from .table import Column, Row, Table
@@ -101,15 +107,18 @@ def link_reported(measured: Table, paper: Sequence[Table]) -> List[Link]:
 
 
 def match_reported(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link], List[ProtocolMismatch]]:
-    """The measured cells linked to paper rows, and those that would be but ran under another protocol (not
-    compared), each in table order."""
+    """The measured cells linked to paper rows, and those that would be but ran under another protocol, or with
+    other options of the config (not compared), each in table order."""
     index: Dict[tuple, List[Tuple[str, Row, float, str]]] = {}  # by the measured column's base (no protocol)
+    bare: Dict[tuple, List[Tuple[str, Row, float, str, str]]] = {}  # the same by the config without its options
     for table in paper:
         for row in table.rows:
             for config in row.configs:
                 for column, value in row.values.items():
                     key = (config, row.variant, row.link_recipe, row.epochs, link_column(row, column))
                     index.setdefault(key, []).append((table.id, row, value, cell_protocol(row, column)))
+                    bare.setdefault((split_target(config)[0], *key[1:]), []).append(
+                        (table.id, row, value, cell_protocol(row, column), config))
     links, mismatches = [], []
     for row in measured.rows:
         for column in measured.columns:
@@ -118,23 +127,44 @@ def match_reported(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link],
             digests = row.cell_digests.get(column) or ('',)
             if column not in row.stats or len(configs) != 1 or len(protocols) != 1 or len(digests) != 1:
                 continue  # no value, or seeds from different configs or protocols: not one experiment
-            candidates = index.get((configs[0], row.backbone, row.recipe, row.epochs, column.base)) or []
+            key = (configs[0], row.backbone, row.recipe, row.epochs, column.base)
+            candidates = index.get(key) or []
+            if not candidates:  # the config, but run with other options than any row names: say so
+                others = bare.get((split_target(configs[0])[0], *key[1:])) or []
+                if others:
+                    mismatches.append(ProtocolMismatch(row, column, protocols[0], tuple(
+                        (table_id, paper_row.backbone, protocol) for table_id, paper_row, _, protocol, _ in others),
+                        why=f'its runs changed the config with {_options_of(configs[0])}, the paper row\'s with '
+                            + ' / '.join(dict.fromkeys(_options_of(c[4]) for c in others))))
+                continue
             same_name = [c for c in candidates if c[3] == protocols[0]]
             partial = row.cells[column].partial
             problems = [partial or _digest_problem(c[1], configs[0], protocols[0], digests[0]) for c in same_name]
             reporting = [c for c, problem in zip(same_name, problems) if not problem]
-            if reporting:
-                links.append(Link(row, column, row.stats[column], reporting[0][2],
-                                  tuple((table_id, paper_row.backbone) for table_id, paper_row, _, _ in reporting)))
-            elif candidates:
+            by_value: Dict[float, list] = {}  # two tables that print different numbers: each links its own
+            for c in reporting:
+                by_value.setdefault(round(c[2], 9), []).append(c)
+            for group in by_value.values():
+                links.append(Link(row, column, row.stats[column], group[0][2],
+                                  tuple((table_id, paper_row.backbone) for table_id, paper_row, _, _ in group)))
+            if not reporting:
                 mismatches.append(ProtocolMismatch(row, column, protocols[0], tuple(
                     (table_id, paper_row.backbone, protocol) for table_id, paper_row, _, protocol in candidates),
                     why=problems[0] if problems else ''))
     return links, mismatches
 
 
+def _options_of(target: str) -> str:
+    """'no options' or 'model.distillation=null' of a link target."""
+    return options_label(options_text(split_target(target)[1]))
+
+
 def links_by_cell(links: Sequence[Link]) -> Dict[Tuple[int, Column], Link]:
-    return {(id(link.row), link.column): link for link in links}
+    """The link shown in each linked cell: the first of its tables in the board's order (the section lists all)."""
+    out: Dict[Tuple[int, Column], Link] = {}
+    for link in links:
+        out.setdefault((id(link.row), link.column), link)
+    return out
 
 
 def fmt_reported(link: Optional[Link]) -> str:

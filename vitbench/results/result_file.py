@@ -161,6 +161,9 @@ def read_result(path: str) -> dict:
                                      and isinstance(protocol.get('digest'), str)):
         raise LeaderboardError(f"{path}: key 'protocol' is {protocol!r}, expected null or an object "
                                '{"name": str, "digest": str}')
+    _optional(path, 'options', record.get('options'),
+              lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v),
+              'null or an object {"dotted.key": value} (the --cfg-options that changed the experiment)')
     schedule = record.get('schedule')
     _optional(path, 'schedule', schedule, lambda v: isinstance(v, dict) and v.get('unit') in UNITS and all(
         _count(v.get(k)) for k in ('run', 'configured')),

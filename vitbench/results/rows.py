@@ -23,7 +23,9 @@ class Entry:
     seed: Seed = None
     device_hours: Optional[float] = None  # of the run itself (its ``cost``), when recorded
     task: str = ''
-    config: str = ''  # the run's config, as vitbench.results.result_file.config_name puts it
+    # the run's config, as vitbench.results.result_file.config_name puts it, with the experiment options it ran
+    # with (vitbench.results.experiment.link_target)
+    config: str = ''
     protocol: str = ''  # the name of the downstream protocol it ran under ('' : none recorded)
     digest: str = ''  # and the digest of its settings as the run resolved them
     partial: str = ''  # why the run is not its config's whole experiment (vitbench.results.experiment.Facets)

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import bootstrap, per_image
 from .columns import Column, dataset_label, sorted_columns  # noqa: F401 - the table's vocabulary, imported from here
-from .experiment import Facets, Variation, facets_of, why_apart
+from .experiment import Facets, Variation, facets_of, link_target, split_target, why_apart
 from .price import cell_hours, cost, row_number, row_price
 from .record_cells import (cells_of, columns_of, diverged_where, finetune_res, recipe_label,  # noqa: F401
                            res_label)
@@ -150,6 +150,13 @@ def _top_priority(entries: List[Entry]) -> List[Entry]:
     return [e for e in entries if e.priority == top]
 
 
+def _with_config(column: Column, config: str) -> Column:
+    """``column`` with its runs' config named in its setting ('deit_tiny12h_in1k_300e_ori')."""
+    name = osp.splitext(osp.basename(config))[0] if config else 'config unrecorded'
+    setting = f'{column.setting}, {name}' if column.setting else name
+    return Column(column.kind, column.dataset, column.eval, column.res, column.protocol, setting)
+
+
 def build_table(paths: Sequence[str]) -> Table:
     """The measured table from every result.json under ``paths`` (see the module docstring)."""
     records, rejected, failed = [], [], []
@@ -174,7 +181,8 @@ def build_table(paths: Sequence[str]) -> Table:
         for column, value, priority, metric in cells_of(record, with_metric=True):
             by_base[key, column].append((Entry(value, path, record.get('created') or '', priority, _seed_of(record),
                                                cost(record, 'device_hours'), record['task'],
-                                               config_name(record.get('config')), facets.protocol, facets.digest,
+                                               link_target(config_name(record.get('config')), record.get('options')),
+                                               facets.protocol, facets.digest,
                                                facets.partial, metric, metric in (record.get('per_image') or ())),
                                          facets))
     # a pre-training run's own top-1 gives way to a fine-tune's before the experiments are told apart
@@ -186,14 +194,23 @@ def build_table(paths: Sequence[str]) -> Table:
     splits = []
     for (key, base), pairs in by_base.items():
         apart: Dict[Column, Facets] = {}
+        # one row's runs of several configs (MAE-lite Table 1's two from-scratch recipes, each its own config and
+        # the same row label) are several experiments: each config its own column, named in the setting
+        configs = {split_target(e.config)[0] for e, _ in pairs}
         for entry, facets in pairs:
             column = variation.column(base, facets)
+            if len(configs) > 1:
+                column = _with_config(column, split_target(entry.config)[0])
             cells[key, column].append(entry)
             apart.setdefault(column, facets)
         if len(apart) > 1:
             backbone, recipe, epochs = key
+            why = why_apart(list(apart.values()))
+            if len(configs) > 1:
+                names = ' vs '.join(sorted(osp.splitext(osp.basename(c))[0] for c in configs))
+                why = f'config {names}' + (f'; {why}' if why else '')
             splits.append(f"{backbone} / {recipe} / {'' if epochs is None else epochs} epochs, {base.label}: "
-                          f'{len(apart)} experiments, not averaged ({why_apart(list(apart.values()))}): '
+                          f'{len(apart)} experiments, not averaged ({why}): '
                           + ', '.join(sorted(c.label for c in apart)))
 
     rows = {key: Row(*key, params_M=row_number(recs, 'params_M'), gflops=row_number(recs, 'gflops'),

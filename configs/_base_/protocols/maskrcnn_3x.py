@@ -14,6 +14,9 @@
 # maps of its trunk; the thesis describes neither for a non-pyramidal model). Head rule (`heads`, for every run,
 # --backbone or not; downstream/head_rule.py): 256 channels and a 1024-wide box fc for every backbone, as Swin's
 # and XCiT's mmdet Mask R-CNN (FPN out_channels=256, Shared2FCBBoxHead fc_out_channels=1024).
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where XCiT's detection config trains
+# with apex fp16 (`use_fp16=True`).
 _base_ = ['../models/mask_rcnn_vitdet.py', '../datasets/coco_instance_ms3x.py', '../schedules/det_3x.py',
           '../det_runtime.py']
 

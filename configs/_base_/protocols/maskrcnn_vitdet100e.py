@@ -17,6 +17,9 @@
 # decayed; LayerScale (DeiT III) is not decayed. Audited value by value from the built optimiser, model and the
 # resolved pipelines: tests/protocol_audit/detection.yaml.
 # MAE-lite's Tiny runs change its size and optimiser: maskrcnn_vitdet100e_maelite.py.
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where ViTDet trains with
+# `train.amp.enabled = True`.
 _base_ = ['../models/mask_rcnn_vitdet.py', '../datasets/coco_instance_lsj.py', '../schedules/det_100e.py',
           '../det_runtime.py']
 

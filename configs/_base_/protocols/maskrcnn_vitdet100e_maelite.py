@@ -5,6 +5,9 @@
 # AMP (memory and speed only: `with_cp`, `--amp`). Its milestones are int(max_iter x 24/27) and
 # int(max_iter x 26/27): 163,888 and 177,546 (ViTDet's file writes 163,889). Head rule: ViTDet's (256-channel
 # pyramid and heads, 1024-wide box fc), which MAE-lite's Tiny config keeps.
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where MAE-lite's ViTDet config sets
+# `train.amp.enabled = True`.
 _base_ = ['./maskrcnn_vitdet100e.py']
 
 image_size = (640, 640)

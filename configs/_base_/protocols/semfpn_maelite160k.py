@@ -23,6 +23,9 @@
 # pre-trained ViT-Tiny has not; the suite's ViT has only ViTDet's decomposed biases (another parameterisation,
 # so none is used) and loads no checkpoint into a LayerScale the file lacks, so neither is used here.
 # A config derived from it sets its backbone (and the neck's and head's input widths for it) and its checkpoint.
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where MAE-lite's config sets fp16 with
+# a dynamic loss scale.
 _base_ = ['../models/semfpn_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
 
 optim_wrapper = dict(paramwise_cfg=dict(layer_decay_rate=0.8, decay_embeddings=True))

@@ -12,6 +12,8 @@
 # head 256 channels. Another decision, for every run of the protocol, --backbone or not.
 # A config derived from it sets its backbone, the widths the rule gives it, the layer decay for its depth and its
 # checkpoint.
+# Deliberate difference (precision): the protocol builds float32; mixed precision is the run's `--amp` (fp16 or bf16
+# as the device allows, vitbench/engine/amp.py; result.json cost.precision), where the thesis states no precision.
 _base_ = ['../models/upernet_vit.py', '../datasets/ade20k.py', '../schedules/seg_160k.py', '../seg_runtime.py']
 
 crop_size = (224, 224)
