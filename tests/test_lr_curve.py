@@ -15,6 +15,7 @@ import pytest
 import torch
 from mmengine.config import Config
 
+from _input_fault_helpers import exit_status, tool
 from _tool_helpers import run_tool
 from harness import demo_data
 from harness.experiment.lr_curve import ScheduleError, check_schedule, lr_curve
@@ -94,16 +95,20 @@ def tiny_cifar(tmp_path_factory):
 
 def _train(work_dir, data_root, batch_size, launcher=None):
     """The demo transfer config on the tiny CIFAR-10 (50 training images), its random augmentations off (crop of
-    the whole image, no flip, no Mixup), so that one process and two see the same global batches."""
+    the whole image, no flip, no Mixup), so that one process and two see the same global batches: tools/train.py
+    in this process (no interpreter to start), or under ``launcher``."""
     options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')
                for key in (f'dataset.data_root={data_root}', 'num_workers=0', 'persistent_workers=False')]
     options += [f'train_dataloader.batch_size={batch_size}', 'randomness.seed=0',
                 'train_dataloader.dataset.pipeline.1.scale=(1.0,1.0)',
                 'train_dataloader.dataset.pipeline.1.ratio=(1.0,1.0)',
                 'train_dataloader.dataset.pipeline.2.prob=0.0', 'model.data_preprocessor.mixup_alpha=0.0']
-    extra = ['--launcher', 'pytorch'] if launcher else []
-    return run_tool('tools/train.py', DEMO, '--work-dir', work_dir, *extra, '--cfg-options', *options,
-                    launcher=launcher, timeout=300)
+    if launcher is None:
+        train = tool('train')
+        return exit_status(lambda: train.run_main(lambda: train.main(
+            [str(DEMO), '--work-dir', str(work_dir), '--cfg-options', *options])))
+    return run_tool('tools/train.py', DEMO, '--work-dir', work_dir, '--launcher', 'pytorch', '--cfg-options',
+                    *options, launcher=launcher, timeout=300)
 
 
 @pytest.mark.slow
@@ -114,8 +119,7 @@ def test_two_processes_match_one_with_the_same_total_batch(tiny_cifar, tmp_path,
     tolerance: 1e-4 absolute after 24 AdamW steps; a curve at 1 % of the learning rate moves them ~100x less)
     and the same top-1 (one test image of 20). result.json records 2 processes and their threads."""
     monkeypatch.setenv('OMP_NUM_THREADS', '1')
-    one = _train(tmp_path / 'one', tiny_cifar, 8)
-    assert one.returncode == 0, one.stderr[-3000:]
+    assert _train(tmp_path / 'one', tiny_cifar, 8) == 0
     two = _train(tmp_path / 'two', tiny_cifar, 4, launcher=[
         sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', '2', '--master_port', str(_free_port())])
     assert two.returncode == 0, two.stdout[-2000:] + two.stderr[-3000:]

@@ -213,20 +213,24 @@ def _argument_problems(where: str, value, registry, scope, extra=(), default_typ
     if cls is None:
         return []
     allowed = accepted_args(cls)
-    if cls is CheckpointHookType():  # its **kwargs go to Runner.save_checkpoint, at the first save
+    if cls is _checkpoint_hook_class():  # its **kwargs go to Runner.save_checkpoint, at the first save
         allowed = set(inspect.signature(cls.__init__).parameters) | set(
             inspect.signature(Runner.save_checkpoint).parameters)
     if allowed is _ANY:
         return []
     allowed = (allowed | {'type', '_scope_', *extra}) - {'self'}
     name = getattr(cls, '__name__', str(type_))
-    shown = sorted(k for k in allowed if not k.startswith('_'))
-    return [f"{where}.{k}: not an argument of {name}{_did_you_mean(k, allowed) or ' (it takes ' + ', '.join(shown[:16]) + (', ...' if len(shown) > 16 else '') + ')'}"
+    return [f'{where}.{k}: not an argument of {name}{_did_you_mean(k, allowed) or _it_takes(allowed)}'
             for k in value if isinstance(k, str) and k not in allowed]
 
 
-def CheckpointHookType():  # noqa: N802 - the class, imported late (mmengine.hooks imports the runner's modules)
-    from mmengine.hooks import CheckpointHook
+def _it_takes(allowed, most: int = 16) -> str:
+    shown = sorted(k for k in allowed if not k.startswith('_'))
+    return f" (it takes {', '.join(shown[:most])}{', ...' if len(shown) > most else ''})"
+
+
+def _checkpoint_hook_class():
+    from mmengine.hooks import CheckpointHook  # late: mmengine.hooks imports the runner's modules
     return CheckpointHook
 
 
@@ -251,7 +255,7 @@ def _unknown_arguments(cfg) -> List[str]:
             continue
         allowed = set(inspect.signature(DataLoader.__init__).parameters) - {'self'} | set(_DATALOADER_KEYS)
         problems += [f"{key}.{k}: not an argument of torch's DataLoader nor a key mmengine's Runner reads"
-                     f'{_did_you_mean(k, allowed) or " (it takes " + ", ".join(sorted(allowed)) + ")"}'
+                     f'{_did_you_mean(k, allowed) or _it_takes(allowed, most=len(allowed))}'
                      for k in loader if k not in allowed]
         problems += _argument_problems(f'{key}.dataset', loader.get('dataset'), DATASETS, scope)
         problems += _argument_problems(f'{key}.sampler', loader.get('sampler'), DATA_SAMPLERS, scope,
@@ -285,16 +289,17 @@ def _patch_size_divides_img_size(cfg) -> List[str]:
     backbone = (cfg.get('model') or {}).get('backbone')
     if not isinstance(backbone, dict):
         return []
-    variant = (VARIANTS.get(backbone.get('arch')) or {}).get('kwargs', {}) if isinstance(backbone.get('arch'),
-                                                                                       str) else {}
+    arch = backbone.get('arch')
+    variant = (VARIANTS.get(arch) or {}).get('kwargs', {}) if isinstance(arch, str) else {}
     patch, size = backbone.get('patch_size', variant.get('patch_size')), backbone.get('img_size')
     if not isinstance(patch, int) or patch <= 0 or size is None:
         return []
     sizes = list(size) if isinstance(size, (list, tuple)) else [size]
     if all(isinstance(s, int) and s % patch == 0 for s in sizes):
         return []
+    nearest = max(patch, sizes[0] // patch * patch) if isinstance(sizes[0], int) else patch
     return [f'model.backbone.img_size is {size!r}: the patch size of {backbone.get("arch") or backbone.get("type")} '
-            f'is {patch}, which must divide it (e.g. {max(patch, (sizes[0] // patch) * patch) if isinstance(sizes[0], int) else patch})']
+            f'is {patch}, which must divide it (e.g. {nearest})']
 
 
 def _batch_sizes(cfg) -> List[str]:
