@@ -29,7 +29,8 @@ def test_training_run_with_an_experiment_writes_result_json(tmp_path, monkeypatc
     assert record['seed'] == 7  # --cfg-options randomness.seed, as mmengine used it
     assert record['options'] == {}  # experiment.* and the seed are recorded in their own keys, not as options
     cost = record['cost']
-    assert cost['device'] == dict(kind='cpu', name=cost['device']['name'], count=1, threads=1)  # OMP_NUM_THREADS=1
+    assert cost['device'] == dict(kind='cpu', name=cost['device']['name'], count=1, world_size=1,
+                                  threads=1)  # OMP_NUM_THREADS=1, one process
     assert cost['device']['name'] and cost['wall_s'] > 0 and cost['peak_mem_MB'] > 10
     assert cost['device_hours'] == pytest.approx(cost['wall_s'] / 3600)
     assert cost['images_per_s'] == pytest.approx(TOY_IMAGES / cost['wall_s'])

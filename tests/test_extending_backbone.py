@@ -261,7 +261,8 @@ def _runs(tiny):
     """config -> its options for one or two iterations on the tiny demo data."""
     seg, coco = tiny / 'ade20k' / 'ADEChallengeData2016', tiny / 'coco'
     three = ('train_dataloader', 'val_dataloader', 'test_dataloader')
-    imagenet = _loaders(tiny / 'imagenet', batch_size=8, **{'dataset.indices': 8})
+    # 2 iterations an epoch: a warm-up of one epoch that rounds to one iteration is refused (tools/train.py's lr curve)
+    imagenet = _loaders(tiny / 'imagenet', batch_size=4, **{'dataset.indices': 8})
     return {
         'sup_demo.py': [*imagenet, 'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'val_cfg.extra_sets=[]'],
         'upernet_demo.py': [*_loaders(seg, three), 'train_dataloader.batch_size=2', 'val_dataloader.dataset.indices=2',
@@ -274,7 +275,7 @@ def _runs(tiny):
                              'param_scheduler.1.end=2',
                              'param_scheduler.1.milestones=[1]', 'model.test_cfg.rcnn.score_thr=0.0',
                              'model.test_cfg.rcnn.max_per_img=10'],
-        'transfer_cifar10_demo.py': [*_loaders(tiny / 'cifar10', three), 'train_dataloader.batch_size=16',
+        'transfer_cifar10_demo.py': [*_loaders(tiny / 'cifar10', three), 'train_dataloader.batch_size=8',
                                      'train_dataloader.dataset.indices=32', 'train_cfg.max_epochs=1',
                                      'train_cfg.val_interval=1'],
         'mae_demo.py': [*imagenet, 'train_cfg.max_epochs=1', 'train_cfg.val_interval=1'],

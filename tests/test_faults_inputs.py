@@ -88,13 +88,43 @@ def test_the_leaderboard_refuses_non_finite_metrics(tmp_path, capsys, value):
     ("param_scheduler = [dict(type='LinearLR', by_epoch=False, begin=0, end=10), "
      "dict(type='CosineAnnealingLR', by_epoch=False, begin=10, end=100)]", [],
      'param_scheduler.0 (LinearLR) warms up until iteration 10, longer than the run (train_cfg.max_iters=4)'),
-], ids=['loop-argument-typo', 'negative-batch-size', 'warm-up-longer-than-the-run'])
+    # issue 46.6: a traceback at the build (exit 1), or accepted until the first save after a whole epoch
+    ('', ['train_dataloader.batchsize=8'], "train_dataloader.batchsize: not an argument of torch's DataLoader nor a "
+                                           "key mmengine's Runner reads (did you mean 'batch_size'?)"),
+    ('', ['optim_wrapper.optimiser.type=SGD'],
+     "optim_wrapper.optimiser: not an argument of OptimWrapper (did you mean 'optimizer'?)"),
+    ('', ['optim_wrapper.optimizer.momentun=0.9'],
+     "optim_wrapper.optimizer.momentun: not an argument of SGD (did you mean 'momentum'?)"),
+    ('', ['default_hooks.checkpoint.intervl=1'],
+     "default_hooks.checkpoint.intervl: not an argument of CheckpointHook (did you mean 'interval'?)"),
+    ("param_scheduler = [dict(type='LinearLR', by_epoch=False, begin=0, ends=2)]", [],
+     "param_scheduler.0.ends: not an argument of LinearLR (did you mean 'end'?)"),
+    ("custom_hooks = [dict(type='EmptyCacheHook', before_epoc=True)]", [],
+     "custom_hooks.0.before_epoc: not an argument of EmptyCacheHook (did you mean 'before_epoch'?)"),
+    ('', ['train_dataloader.sampler.shufle=True'],
+     "train_dataloader.sampler.shufle: not an argument of DefaultSampler (did you mean 'shuffle'?)"),
+], ids=['loop-argument-typo', 'negative-batch-size', 'warm-up-longer-than-the-run', 'dataloader-typo',
+        'optim-wrapper-typo', 'optimizer-typo', 'checkpoint-hook-typo', 'scheduler-typo', 'custom-hook-typo',
+        'sampler-typo'])
 def test_config_mistakes_are_one_line_naming_the_key(toy, tmp_path, capsys, text, options, message):
     config = toy_config(tmp_path, text)
     assert toy(config, '--work-dir', tmp_path, *(['--cfg-options', *options] if options else [])) == 2
     err = capsys.readouterr().err
     assert f'error: {config}: {message}' in err and len(err.strip().splitlines()) == 1
     assert not list(tmp_path.glob('*.pth'))
+
+
+def test_a_model_or_dataset_typo_and_an_image_size_the_patch_size_does_not_divide_are_refused(toy, tmp_path, capsys):
+    """Issue 46.6, on the demo transfer config: refused before any data is read, one line each."""
+    assert toy('configs/demo/transfer_cifar10_demo.py', '--work-dir', tmp_path, '--cfg-options',
+               'model.backbone.img_size=30', 'model.num_clases=10', 'train_dataloader.dataset.data_prefx=x') == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.removeprefix('error: ').split(': ')[1] for line in lines] == [
+        'train_dataloader.dataset.data_prefx', 'model.num_clases', 'model.backbone.img_size is 30'], lines
+    assert "not an argument of CIFAR10 (did you mean 'data_prefix'?)" in lines[0]
+    assert "not an argument of ImageClassifier (did you mean 'num_classes'?)" in lines[1]
+    assert 'the patch size of vit_demo_patch8_64 is 8, which must divide it (e.g. 24)' in lines[2]
+    assert not list(tmp_path.iterdir())
 
 
 def test_an_epoch_based_warm_up_is_compared_in_epochs(tmp_path):

@@ -29,6 +29,32 @@ def test_random_bytes_and_a_truncated_pth_are_named_without_pickle_advice(tmp_pa
     assert 'truncated' in str(error.value) and 'trust-pickle' not in str(error.value)
 
 
+class _RunsCode:
+    """A crafted payload: unpickling it would run a shell command (which writes ``marker``)."""
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+        return os.system, (f'touch {self.marker}',)
+
+
+@pytest.mark.parametrize('save', [torch.save, lambda obj, path: path.write_bytes(__import__('pickle').dumps(obj, protocol=2))],
+                         ids=['zip', 'plain-pickle'])
+def test_a_checkpoint_refused_for_its_payload_is_not_called_damaged(tmp_path, save):
+    """Issue 46.7: an intact file whose pickle would call os.system used to be called "damaged or truncated ...
+    copy or save it again"; it is refused for what it holds, and nothing runs."""
+    marker, path = tmp_path / 'ran', tmp_path / 'crafted.pth'
+    save({'x': _RunsCode(marker)}, path)
+    with pytest.raises(CheckpointError) as error:
+        read_checkpoint(str(path))
+    message = str(error.value)
+    assert message.startswith(f'{path}: torch.load(weights_only=True) refused it for what it holds, not for damage: '
+                              'its pickle calls posix.system') or 'calls nt.system' in message, message
+    assert 'damaged or truncated' not in message and 'copy' not in message and '\n' not in message
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize('argv', [
     lambda blocked: ['tools/pipeline.py', 'configs/pipelines/demo.py', '--work-dir', blocked / 'run', '--dry-run'],
     lambda blocked: ['tools/leaderboard.py', blocked.parent / 'runs', '--out', blocked / 'board.md'],

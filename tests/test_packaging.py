@@ -165,7 +165,7 @@ def test_the_installed_wheel_runs_from_another_folder(wheel, tmp_path):
     datasets = demo_data.select(['imagenet', 'imagenet_v2', 'imagenet_real'])  # where sup_demo.py reads them
     assert demo_data.generate(datasets, str(work / 'data' / 'demo'), scale='tiny', log=lambda m: None) == []
     options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader')
-               for key in ('num_workers=0', 'persistent_workers=False', 'batch_size=8', 'dataset.indices=8')]
+               for key in ('num_workers=0', 'persistent_workers=False', 'batch_size=4', 'dataset.indices=8')]  # 2 iterations
     _run([str(bin_dir / 'vitbench-train'), 'demo/sup_demo.py', '--work-dir', 'run', '--cfg-options', *options,
           'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'default_hooks.checkpoint.interval=1'], cwd=work)
     record = (work / 'run' / 'result.json').read_text()

@@ -106,7 +106,8 @@ def test_a_training_writes_its_table_beside_result_json(tmp_path):
     assert demo_data.generate(datasets, str(tmp_path / 'data' / 'demo'), scale='tiny', log=lambda m: None) == []
     options = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader')
                for key in ('num_workers=0', 'persistent_workers=False', 'batch_size=8')]
-    options += ['train_dataloader.dataset.indices=8', 'val_dataloader.dataset.indices=8', 'train_cfg.max_epochs=1',
+    # 2 iterations: the warm-up of one epoch reaches the peak (at 1 it would be refused: tools/train.py's lr curve)
+    options += ['train_dataloader.dataset.indices=16', 'val_dataloader.dataset.indices=8', 'train_cfg.max_epochs=1',
                 'train_cfg.val_interval=1', 'experiment.pretrain.epochs=1']
     done = subprocess.run([sys.executable, str(REPO / 'tools' / 'train.py'), 'configs/demo/sup_demo.py',
                            '--work-dir', str(tmp_path / 'work'), '--cfg-options', *options], cwd=tmp_path,

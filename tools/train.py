@@ -15,6 +15,7 @@ from vitbench.engine.compile import (BACKBONE, EagerOptimizerStep, compile_backb
                                      keep_data_preprocessor_eager, use_fused_adamw)
 from harness.experiment.config_checks import empty_epoch_problem, training_problems
 from harness.experiment.progress import pace_progress
+from harness.experiment.lr_curve import ScheduleError, check_schedule, remember
 from vitbench.engine.cpu_amp import cpu_has_fast_bf16
 from vitbench.engine.run_cost import meter_of
 from harness.experiment.cli import (ConfigError, add_common_args, add_tracking_args, build_runner, load_config,
@@ -108,6 +109,7 @@ def main(argv=None):
     if problem:
         raise ConfigError(f'{args.config}: {problem}')
     pace_progress(runner)  # progress lines at a rate for the run's length (harness/experiment/progress.py)
+    use_checked_schedule(runner, args.config, len(loader))
     if scope == BACKBONE:
         compile_backbone(runner, {} if compile_options is True else dict(compile_options))
     elif scope is not None:
@@ -115,6 +117,23 @@ def main(argv=None):
         runner.register_hook(EagerOptimizerStep())
     meter_of(runner).compiled = scope
     runner.train()
+
+
+def use_checked_schedule(runner, config: str, iters_per_epoch: int) -> None:
+    """The learning-rate curve for the run's real iterations per epoch and world size
+    (:mod:`harness.experiment.lr_curve`): refused when it never reaches its peak; epoch-stepped schedulers that
+    would not reach it are stepped per iteration instead, said in the log. The curve's peak and end go into
+    result.json."""
+    try:
+        curve, converted, note = check_schedule(runner.cfg, iters_per_epoch, runner.world_size)
+    except ScheduleError as e:
+        raise ConfigError(f'{config}: {e}') from None
+    if converted is not None:
+        runner.param_schedulers = converted
+        runner.cfg.param_scheduler = converted
+        runner.dump_config()  # the config beside the results says what runs
+        runner.logger.warning(note)
+    remember(runner, curve)
 
 
 def use_mixed_precision(cfg, config: str, task, device: str, auto: bool) -> None:

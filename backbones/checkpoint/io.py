@@ -19,6 +19,7 @@ import json
 import os
 import pickle
 import re
+import zipfile
 from typing import Any, Mapping, Optional
 
 import torch
@@ -69,11 +70,19 @@ def read_checkpoint(path: str, trust_pickle: bool = False, mmap: bool = False) -
     try:
         return torch.load(path, map_location='cpu', weights_only=not trust_pickle, mmap=mmap and kind == 'zip')
     except pickle.UnpicklingError as e:
+        blocked = re.search(r'unsupported GLOBAL ([\w.]+) whose module ([\w.]+) is blocked', str(e))
+        if blocked is not None:  # a payload, not damage: a call that would run code (os.system, eval, ...)
+            raise CheckpointError(
+                f'{path}: torch.load(weights_only=True) refused it for what it holds, not for damage: its pickle '
+                f'calls {blocked.group(1)}, of a module ({blocked.group(2)}) that loading a checkpoint must never run '
+                '(a crafted file runs code this way). vitbench does not unpickle objects; do not load it with '
+                '--trust-pickle unless you know what it runs') from None
         found = re.search(r'Unsupported global: GLOBAL ([\w.]+)', str(e))
         if found is None:  # refused for another reason than an object: damaged, or not a torch file
             raise CheckpointError(_unreadable(path, kind, e)) from None
         raise CheckpointError(
-            f"{path}: torch.load(weights_only=True) refused it: the file holds pickled Python objects "
+            f"{path}: torch.load(weights_only=True) refused it for what it holds, not for damage: the file holds "
+            f"pickled Python objects "
             f"besides tensors (here: {found.group(1)}), as full training checkpoints do (e.g. an "
             f"argparse.Namespace under 'args'). "
             f"vitbench does not unpickle arbitrary objects. If you trust the file, extract its weights once:\n"
@@ -99,6 +108,16 @@ def _file_kind(path: str) -> str:
     return 'other'
 
 
+def _archive_intact(path: str) -> bool:
+    """Whether every member of the zip archive at ``path`` reads back and matches its CRC: a file that fails to
+    load although it is intact was refused for what it holds, not damaged in a copy."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.testzip() is None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError):
+        return False
+
+
 def _unreadable(path: str, kind: str, error: Exception) -> str:
     """Why ``path`` could not be loaded, without suggesting --trust-pickle: nothing here says that
     unpickling objects would help, and for a file of unknown origin that would be unsafe advice."""
@@ -106,6 +125,9 @@ def _unreadable(path: str, kind: str, error: Exception) -> str:
     detail = re.search(r'WeightsUnpickler error:\s*(.+)', reason)  # torch's long message hides the cause there
     reason = detail.group(1) if detail else reason.strip().splitlines()[0] if reason.strip() else type(error).__name__
     reason = reason.split('. ')[0][:200]  # the first sentence: torch goes on with generic advice
+    if kind == 'zip' and _archive_intact(path):
+        return (f'{path}: torch.load(weights_only=True) refused it for what it holds, not for damage (every member '
+                f'of its zip archive matches its CRC): {reason}; vitbench does not unpickle arbitrary objects')
     if kind == 'zip':
         what = (f"a zip archive (torch.save's format) that is damaged or truncated ({reason}): it was probably not "
                 'written or copied completely; copy or save it again')

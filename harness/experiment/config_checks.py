@@ -1,6 +1,12 @@
 """Checks of a loaded config before anything is built or computed: mistakes that mmengine would accept silently
-(a top-level ``--cfg-options`` key nothing reads, an ``experiment`` key nothing reads) or only report with a
-traceback after minutes of start-up (a loop argument typo, a batch size below 1, a warm-up longer than the run).
+(a top-level ``--cfg-options`` key nothing reads, an ``experiment`` key nothing reads, a checkpoint hook's
+``intervl``) or only report with a traceback after minutes of start-up (an argument typo in any section, a batch
+size below 1, a warm-up longer than the run, an image size the patch size does not divide).
+
+Every ``type``d dict of the sections the Runner builds (dataloaders and their dataset and sampler, optim_wrapper
+and its optimizer, param_scheduler, default_hooks and custom_hooks, model and its typed parts, train_cfg / val_cfg
+/ test_cfg) is checked against the ``__init__`` of the class its registry builds it into (:func:`accepted_args`,
+which follows ``**kwargs`` to the parent class when ``__init__`` passes them to ``super().__init__``).
 
 :func:`config_problems` returns one line per problem, each naming the key and the fix; ``load_config`` of
 :mod:`harness.experiment.cli` turns them into a ConfigError (exit status 2 in the tools).
@@ -8,11 +14,17 @@ traceback after minutes of start-up (a loop argument typo, a batch size below 1,
 import difflib
 import inspect
 import numbers
+import re
 from typing import Iterable, List, Optional
 
+import torch
 from mmengine.dataset import InfiniteSampler
-from mmengine.registry import LOOPS
+from mmengine.registry import (DATA_SAMPLERS, DATASETS, HOOKS, LOOPS, MODELS, OPTIM_WRAPPER_CONSTRUCTORS,
+                               OPTIM_WRAPPERS, OPTIMIZERS, PARAM_SCHEDULERS)
 from mmengine.runner import Runner
+from torch.utils.data import DataLoader
+
+from backbones.variants import VARIANTS
 
 from .protocol import ProtocolError, protocol_of
 
@@ -34,7 +46,8 @@ def config_problems(cfg, options: dict, keys_before: Iterable[str]) -> List[str]
     """Every problem of ``cfg``; ``options`` are the ``--cfg-options`` merged into it, ``keys_before`` its
     top-level keys before that merge."""
     return [*_unknown_top_level(cfg, options, set(keys_before)), *_unknown_experiment_keys(cfg),
-            *_protocol(cfg), *_unknown_loop_keys(cfg), *_batch_sizes(cfg), *_warmups_longer_than_the_run(cfg)]
+            *_protocol(cfg), *_unknown_loop_keys(cfg), *_unknown_arguments(cfg), *_batch_sizes(cfg),
+            *_warmups_longer_than_the_run(cfg), *_patch_size_divides_img_size(cfg)]
 
 
 def _protocol(cfg) -> List[str]:
@@ -128,6 +141,166 @@ def _unknown_loop_keys(cfg) -> List[str]:
         problems += [f"{key}.{k}: not an argument of {cls.__name__} (it takes {', '.join(allowed)})"
                      f'{_did_you_mean(k, allowed)}' for k in loop if k not in allowed]
     return problems
+
+
+# Keys the Runner takes out of a dataloader dict before the rest goes to torch's DataLoader (Runner.build_dataloader)
+_DATALOADER_KEYS = ('dataset', 'sampler', 'batch_sampler', 'collate_fn', 'worker_init_fn', 'num_batch_per_epoch')
+# Keys mmengine's build_optim_wrapper takes out of optim_wrapper for the optimizer constructor
+_OPTIM_WRAPPER_KEYS = ('type', 'constructor', 'paramwise_cfg')
+_MODEL_PARTS = ('backbone', 'neck', 'head', 'decode_head', 'auxiliary_head', 'data_preprocessor')
+_ANY = None  # accepted_args: the class takes any keyword
+# The Runner's default hooks: a default_hooks entry without a type updates these (Runner.register_default_hooks)
+_DEFAULT_HOOKS = dict(runtime_info='RuntimeInfoHook', timer='IterTimerHook', sampler_seed='DistSamplerSeedHook',
+                      logger='LoggerHook', param_scheduler='ParamSchedulerHook', checkpoint='CheckpointHook')
+
+
+def _forwards_to_super(init, varkw: str) -> bool:
+    try:
+        source = inspect.getsource(init)
+    except (OSError, TypeError):
+        return False
+    return re.search(r'super\([^)]*\)\.__init__\((?:[^()]|\([^()]*\))*\*\*' + varkw + r'\b', source) is not None
+
+
+def accepted_args(cls) -> Optional[set]:
+    """The keyword arguments ``cls(...)`` takes (a function: its parameters); None when it takes any. ``**kwargs``
+    passed on to ``super().__init__`` are the parent's arguments; torch's Module and ``object`` take none."""
+    if not inspect.isclass(cls):
+        try:
+            params = inspect.signature(cls).parameters.values()
+        except (TypeError, ValueError):
+            return _ANY
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return _ANY
+        return {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    names = set()
+    for klass in cls.__mro__:
+        if klass in (object, torch.nn.Module):
+            return names
+        init = klass.__dict__.get('__init__')
+        if init is None:
+            continue
+        try:
+            params = list(inspect.signature(init).parameters.values())[1:]  # self
+        except (TypeError, ValueError):
+            return _ANY
+        names |= {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        varkw = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+        if varkw is None:
+            return names
+        if not _forwards_to_super(init, varkw):
+            return _ANY  # kept, or passed elsewhere: cannot be told here
+    return names
+
+
+def _resolve(registry, type_, scope):
+    """The class (or function) ``registry`` builds ``type_`` into under the config's default scope; None when it
+    cannot be told here (the build will say so)."""
+    if not isinstance(type_, str):
+        return type_ if callable(type_) else None
+    try:
+        with registry.switch_scope_and_registry(scope) as reg:
+            return reg.get(type_)
+    except Exception:  # noqa: BLE001 - a scope or module that cannot be imported here
+        return None
+
+
+def _argument_problems(where: str, value, registry, scope, extra=(), default_type=None) -> List[str]:
+    """Keys of the dict ``value`` (at ``where``) that the class its ``type`` names does not take."""
+    if not isinstance(value, dict):
+        return []
+    type_ = value.get('type', default_type)
+    cls = _resolve(registry, type_, value.get('_scope_', scope)) if type_ is not None else None
+    if cls is None:
+        return []
+    allowed = accepted_args(cls)
+    if cls is _checkpoint_hook_class():  # its **kwargs go to Runner.save_checkpoint, at the first save
+        allowed = set(inspect.signature(cls.__init__).parameters) | set(
+            inspect.signature(Runner.save_checkpoint).parameters)
+    if allowed is _ANY:
+        return []
+    allowed = (allowed | {'type', '_scope_', *extra}) - {'self'}
+    name = getattr(cls, '__name__', str(type_))
+    return [f'{where}.{k}: not an argument of {name}{_did_you_mean(k, allowed) or _it_takes(allowed)}'
+            for k in value if isinstance(k, str) and k not in allowed]
+
+
+def _it_takes(allowed, most: int = 16) -> str:
+    shown = sorted(k for k in allowed if not k.startswith('_'))
+    return f" (it takes {', '.join(shown[:most])}{', ...' if len(shown) > most else ''})"
+
+
+def _checkpoint_hook_class():
+    from mmengine.hooks import CheckpointHook  # late: mmengine.hooks imports the runner's modules
+    return CheckpointHook
+
+
+def _builds_default_wrapper(wrapper: dict, scope) -> bool:
+    """Whether ``wrapper`` goes to mmengine's DefaultOptimWrapperConstructor.__call__ (e.g. the layer-decay
+    constructor, which only reads paramwise_cfg); a constructor with a __call__ of its own may read other keys."""
+    from mmengine.optim import DefaultOptimWrapperConstructor
+    constructor = _resolve(OPTIM_WRAPPER_CONSTRUCTORS, wrapper.get('constructor', 'DefaultOptimWrapperConstructor'),
+                           scope)
+    return inspect.isclass(constructor) and issubclass(constructor, DefaultOptimWrapperConstructor) and \
+        constructor.__call__ is DefaultOptimWrapperConstructor.__call__
+
+
+def _unknown_arguments(cfg) -> List[str]:
+    """``train_dataloader.batchsize``, ``optim_wrapper.optimiser``, ``default_hooks.checkpoint.intervl``: a key
+    that the class it goes to does not take. mmengine raises a TypeError deep in the build for most (after the
+    datasets are read), and the checkpoint hook keeps unknown keys for its first save, after a whole epoch."""
+    scope, problems = cfg.get('default_scope'), []
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(key)
+        if not isinstance(loader, dict):
+            continue
+        allowed = set(inspect.signature(DataLoader.__init__).parameters) - {'self'} | set(_DATALOADER_KEYS)
+        problems += [f"{key}.{k}: not an argument of torch's DataLoader nor a key mmengine's Runner reads"
+                     f'{_did_you_mean(k, allowed) or _it_takes(allowed, most=len(allowed))}'
+                     for k in loader if k not in allowed]
+        problems += _argument_problems(f'{key}.dataset', loader.get('dataset'), DATASETS, scope)
+        problems += _argument_problems(f'{key}.sampler', loader.get('sampler'), DATA_SAMPLERS, scope,
+                                       extra=('dataset',))
+    wrapper = cfg.get('optim_wrapper')
+    if isinstance(wrapper, dict) and 'optimizer' in wrapper and _builds_default_wrapper(wrapper, scope):
+        problems += _argument_problems('optim_wrapper', wrapper, OPTIM_WRAPPERS, scope, extra=_OPTIM_WRAPPER_KEYS,
+                                       default_type='OptimWrapper')
+    if isinstance(wrapper, dict):
+        problems += _argument_problems('optim_wrapper.optimizer', wrapper.get('optimizer'), OPTIMIZERS, scope,
+                                       extra=('params',))
+    schedulers = cfg.get('param_scheduler')
+    for i, scheduler in enumerate(schedulers if isinstance(schedulers, (list, tuple)) else [schedulers]):
+        where = f'param_scheduler.{i}' if isinstance(schedulers, (list, tuple)) else 'param_scheduler'
+        problems += _argument_problems(where, scheduler, PARAM_SCHEDULERS, scope, extra=('convert_to_iter_based',))
+    for name, hook in (cfg.get('default_hooks') or {}).items():
+        problems += _argument_problems(f'default_hooks.{name}', hook, HOOKS, scope,
+                                       default_type=_DEFAULT_HOOKS.get(name))
+    for i, hook in enumerate(cfg.get('custom_hooks') or []):
+        problems += _argument_problems(f'custom_hooks.{i}', hook, HOOKS, scope)
+    model = cfg.get('model')
+    problems += _argument_problems('model', model, MODELS, scope)
+    for part in _MODEL_PARTS:
+        if isinstance(model, dict):
+            problems += _argument_problems(f'model.{part}', model.get(part), MODELS, scope)
+    return problems
+
+
+def _patch_size_divides_img_size(cfg) -> List[str]:
+    """A ViT's image size that its patch size does not divide fails at the first forward, after the data."""
+    backbone = (cfg.get('model') or {}).get('backbone')
+    if not isinstance(backbone, dict):
+        return []
+    arch = backbone.get('arch')
+    variant = (VARIANTS.get(arch) or {}).get('kwargs', {}) if isinstance(arch, str) else {}
+    patch, size = backbone.get('patch_size', variant.get('patch_size')), backbone.get('img_size')
+    if not isinstance(patch, int) or patch <= 0 or size is None:
+        return []
+    sizes = list(size) if isinstance(size, (list, tuple)) else [size]
+    if all(isinstance(s, int) and s % patch == 0 for s in sizes):
+        return []
+    nearest = max(patch, sizes[0] // patch * patch) if isinstance(sizes[0], int) else patch
+    return [f'model.backbone.img_size is {size!r}: the patch size of {backbone.get("arch") or backbone.get("type")} '
+            f'is {patch}, which must divide it (e.g. {nearest})']
 
 
 def _batch_sizes(cfg) -> List[str]:

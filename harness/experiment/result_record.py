@@ -32,6 +32,7 @@ from backbones.complexity import count_flops, count_params
 from backbones.timm_backbones import default_resolution
 from backbones.variants import VARIANTS
 from harness.experiment.eval_set import evaluated_set, schedule_of
+from harness.experiment.lr_curve import recorded_curve
 from harness.experiment.protocol import protocol_of
 from pretrain.export import origin_of
 from vitbench.engine.run_cost import meter_of
@@ -168,6 +169,7 @@ def record_run(runner, metrics: Dict[str, float], training: bool, **extra) -> st
     record = dict(build_record(runner.cfg, metrics, seed, meter.cost(runner, training)), **extra)
     # what makes it one experiment with others besides its config (vitbench.results.experiment)
     record['schedule'] = schedule_of(runner) if training else None
+    record['lr'] = recorded_curve(runner) if training else None  # the learning-rate curve as computed at start
     record['eval_set'] = None if extra.get('status') else evaluated_set(runner, training)
     # the metrics whose per-image evidence the last evaluation left beside the record (vitbench.results.per_image)
     record['per_image'] = [m for m in per_image.metrics_in(runner.work_dir) if m in record['metrics']]

@@ -40,19 +40,23 @@ def batch_size(data_batch) -> int:
     return len(data_batch) if isinstance(data_batch, (list, tuple)) else 0
 
 
-def _cpu() -> dict:
-    return dict(kind='cpu', name=cpu_name(), count=1, threads=torch.get_num_threads())
+def _cpu(world_size: int = 1) -> dict:
+    # threads: every process's torch threads (torchrun gives each process one unless OMP_NUM_THREADS says more)
+    return dict(kind='cpu', name=cpu_name(), count=1, world_size=world_size,
+                threads=torch.get_num_threads() * world_size)
 
 
 def device_of(runner) -> dict:
-    """``{kind, name, count, threads}`` of the devices the run's model is on: a CPU counts once however many
-    processes share it; GPUs count once per rank."""
+    """``{kind, name, count, world_size, threads}`` of the devices the run's model is on: a CPU counts once however
+    many processes share it (``world_size`` says how many; ``threads`` is their torch threads together); GPUs
+    count once per rank."""
+    world_size = int(getattr(runner, 'world_size', 1))
     param = next(iter(runner.model.parameters()), None)
     device = param.device if param is not None else torch.device('cpu')
     if device.type == 'cpu':
-        return _cpu()
+        return _cpu(world_size)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else device.type
-    return dict(kind=device.type, name=name, count=int(runner.world_size), threads=None)
+    return dict(kind=device.type, name=name, count=world_size, world_size=world_size, threads=None)
 
 
 def precision_of(runner) -> Optional[str]:
@@ -111,7 +115,7 @@ class RunMeter:
             try:
                 self._device = device_of(runner)
             except Exception:  # noqa: BLE001 - e.g. a model without parameters; the record still gets written
-                self._device = _cpu()
+                self._device = _cpu(int(getattr(runner, 'world_size', 1)))
         return self._device
 
     def totals(self, runner) -> dict:
