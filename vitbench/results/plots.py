@@ -78,6 +78,13 @@ def scatter_vs_gflops(table: Table, columns: Sequence[Column], title: str, ylabe
                       labels: Sequence[str] = None, xlabel: str = 'GFLOPs') -> Optional[Plot]:
     """One marker per column, with its interval; each row is named once, next to its first point. None when every
     point has the same GFLOPs (no trend to see)."""
+    fig = scatter_figure(table, columns, title, ylabel, labels, xlabel)
+    return None if fig is None else (title, _png(fig))
+
+
+def scatter_figure(table: Table, columns: Sequence[Column], title: str, ylabel: str,
+                   labels: Sequence[str] = None, xlabel: str = 'GFLOPs') -> Optional[Figure]:
+    """The figure of :func:`scatter_vs_gflops`."""
     points = [(r.gflops, r.values[c], r, c) for c in columns for r in table.rows
               if r.gflops is not None and c in r.values]
     if len({x for x, *_ in points}) < 2:
@@ -105,11 +112,16 @@ def scatter_vs_gflops(table: Table, columns: Sequence[Column], title: str, ylabe
     ax.legend(fontsize=8)
     if any(not _has_interval(row, c) for _, _, row, c in points) and any(row.stats for _, _, row, _ in points):
         _footnote(fig, _NO_INTERVAL)
-    return title, _png(fig)
+    return fig
 
 
 def grouped_bars(table: Table, columns: Sequence[Column], title: str, ylabel: str) -> Plot:
     """One group of bars per column (dataset), one bar per row with its interval; missing values leave a gap."""
+    return title, _png(bars_figure(table, columns, title, ylabel))
+
+
+def bars_figure(table: Table, columns: Sequence[Column], title: str, ylabel: str) -> Figure:
+    """The figure of :func:`grouped_bars`."""
     rows = [r for r in table.rows if any(c in r.values for c in columns)]
     fig = Figure(figsize=(max(6.4, 1.1 * len(columns) * max(len(rows), 1) * 0.45 + 2), 4.2))
     ax = fig.add_subplot()
@@ -130,7 +142,7 @@ def grouped_bars(table: Table, columns: Sequence[Column], title: str, ylabel: st
     ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0))
     if any(c in r.values and not _has_interval(r, c) for r in rows for c in columns):
         _footnote(fig, _NO_INTERVAL)
-    return title, _png(fig)
+    return fig
 
 
 def _grid(n: int, title: str):
@@ -142,11 +154,20 @@ def _grid(n: int, title: str):
     return fig, [fig.add_subplot(lines, cols, i + 1) for i in range(n)]
 
 
+PARETO_TITLE = 'Metric vs device-hours (pre-training + task)'
+
+
 def pareto_plot(table: Table) -> Tuple[Optional[Plot], List[str]]:
     """Each measured column against the device-hours behind it (pre-training + that task): the price of a
     number, with its interval. A panel per column that has at least two points at two device-hours; the others are
     named in the notes (and the plot left out when none is left)."""
-    title = 'Metric vs device-hours (pre-training + task)'
+    fig, notes = pareto_figure(table)
+    return (None if fig is None else (PARETO_TITLE, _png(fig))), notes
+
+
+def pareto_figure(table: Table) -> Tuple[Optional[Figure], List[str]]:
+    """The figure of :func:`pareto_plot` and its notes."""
+    title = PARETO_TITLE
     columns, left_out = [], []
     for c in table.columns:
         hours = [r.cell_hours[c] for r in table.rows if c in r.cell_hours and c in r.values]
@@ -175,7 +196,7 @@ def pareto_plot(table: Table) -> Tuple[Optional[Plot], List[str]]:
         ax.grid(alpha=0.3)
         ax.margins(x=0.25, y=0.15)
     fig.tight_layout()
-    return (title, _png(fig)), notes
+    return fig, notes
 
 
 @_literal_text
