@@ -114,7 +114,7 @@ def test_the_downstream_columns_are_in_view_and_nothing_is_cut_off(page, tmp_pat
     assert m['names'][:7] == ['backbone', 'pretraining', 'epochs', 'params (M)', 'GFLOPs', 'ADE20k-demo mIoU SS',
                               'ADE20k-demo mIoU MS']
     assert [g for g in m['groups'] if g[0]][:4] == [['Segmentation', 2], ['Detection', 2], ['Transfer', 2],
-                                                    ['Pre-training and fine-tuning', 1]]
+                                                    ['ImageNet', 1]]
     assert not m['detailsOpen'] and 'robustness' in {t['id'] for t in m['tables']}
     assert not any('(v2)' in name or 'mCE' in name for name in m['names'])
     # the first downstream column is in view without scrolling
@@ -150,7 +150,7 @@ def test_robustness_and_calibration_columns_are_told_apart():
                                     Column('mce', 'imagenet'), Column('ece', 'imagenet'),
                                     Column('cls', 'imagenet', 'linear'), Column('transfer', 'cifar10'),
                                     Column('seg', 'ade20k')])
-    assert [g.title for g in groups] == ['Segmentation', 'Transfer', 'Pre-training and fine-tuning']
+    assert [g.title for g in groups] == ['Segmentation', 'Transfer', 'ImageNet']
     assert [c.eval for c in groups[-1].columns] == ['ss', 'linear']  # a linear probe is no robustness test
     assert {(c.kind, c.eval) for c in robust} == {('cls', 'v2'), ('mce', 'ss'), ('ece', 'ss')}
     assert not is_robustness(Column('cls', 'imagenet', 'ss', '384'))

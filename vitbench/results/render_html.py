@@ -29,7 +29,8 @@ th, td { border: solid #ccc; border-width: 0 1px 1px 0; padding: 0.25em 0.6em; b
 tr > :first-child { border-left-width: 1px; }
 thead tr:first-child > * { border-top-width: 1px; }
 th { background: #f0f0f0; }
-td { white-space: nowrap; }
+td.num, td:first-child, td:nth-child(2) { white-space: nowrap; }
+td.note { min-width: 16em; max-width: 40em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.best { background: #e3f4e3; }
 td.significant { background: #e3ecf8; }
@@ -115,7 +116,8 @@ def _html_table(table: Table, measured: bool, links=None, table_id: str = '', gr
     for row in table.rows:
         tds = []
         for i, (text, best, tooltip) in enumerate(row_cells(table, row, measured, links)):
-            classes = ([] if is_text(i, head_names) else ['num']) + (['best'] if best else [])
+            kind = ('note' if head_names[i] == 'note' else '') if is_text(i, head_names) else 'num'
+            classes = ([kind] if kind else []) + (['best'] if best else [])
             tds.append(_td(text, classes, tooltip, best, intervals))
         body.append('<tr>' + ''.join(tds) + '</tr>')
     ident = f' id="{e(table_id)}"' if table_id else ''
