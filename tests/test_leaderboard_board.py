@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _leaderboard_helpers import make_wide_runs, record, write
+from _leaderboard_helpers import runs  # noqa: F401 - the fixture
 
 from vitbench.results.column_groups import column_groups, is_robustness
 from vitbench.results.paper import load_paper_tables
@@ -241,6 +242,19 @@ def test_the_tidy_csv_is_one_line_per_cell_without_pandas(wide):
     assert len(lines) - 1 == sum(len(r.cells) for r in table.rows)
     index = FIELDS.index('value')
     assert all(float(line[index]) >= 0 for line in lines[1:])
+
+
+def test_the_tool_writes_the_tidy_csv_beside_the_wide_one_and_takes_the_intervals_option(runs, tmp_path):
+    main = runpy.run_path(str(REPO / 'tools' / 'leaderboard.py'))['main']
+    assert main([str(runs), '--no-paper', '--out', str(tmp_path / 'board.csv')]) == 0
+    assert (tmp_path / 'board.csv').read_text().startswith('section,backbone,')
+    assert (tmp_path / 'board.tidy.csv').read_text().startswith(','.join(FIELDS) + '\n')
+    assert main([str(runs), '--no-paper', '--out', str(tmp_path / 'alone.tidy.csv')]) == 0
+    assert (tmp_path / 'alone.tidy.csv').read_text() == (tmp_path / 'board.tidy.csv').read_text()
+    assert not (tmp_path / 'alone.csv').exists()
+    assert main([str(runs), '--no-paper', '--intervals', 'tooltip', '--out', str(tmp_path / 'b.html')]) == 0
+    assert '<td class="num"' in (tmp_path / 'b.html').read_text() and 'class="ci"' not in (
+        tmp_path / 'b.html').read_text()
 
 
 HOSTILE = 'vit\u202eevil\u200f_<script>alert(1)</script>[x](javascript:alert(1))\x1b[2J'

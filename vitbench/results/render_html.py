@@ -151,10 +151,10 @@ def _rows_with(table: Table, columns: Sequence[Column]) -> Table:
     return replace(table, rows=[r for r in table.rows if any(c in r.cells for c in columns)], columns=list(columns))
 
 
-def _html_ranking(ranking: Ranking) -> str:
+def _html_ranking(ranking: Ranking, intervals: str) -> str:
     e = html.escape
     head = ''.join(f'<th>{e(h)}</th>' for h in rank_header(ranking))
-    body = ['<tr>' + ''.join(f'<td>{e(t)}</td>' if i in (1, 2) else f'<td class="num">{e(t)}</td>'
+    body = ['<tr>' + ''.join(_td(t, [] if i in (1, 2) else ['num'], '', False, intervals)
                              for i, t in enumerate(cells)) + '</tr>' for cells in rank_rows(ranking)]
     notes = ''.join(f'<p>{e(n)}</p>' for n in rank_notes(ranking))
     if ranking.refused:  # a board that cannot be ranked honestly says so, with no table
@@ -216,7 +216,7 @@ def _page(measured, paper, sources, plots, deltas, figures, ranking, intervals) 
         if plots and deltas.values:
             parts.append(_img(*delta_plot(deltas, measured)))
     if ranking is not None:
-        parts.append(_html_ranking(ranking))
+        parts.append(_html_ranking(ranking, intervals))
     if measured.conflicts:
         parts.append('<h2 class="warning">Warnings: conflicting duplicate runs</h2>'
                      '<p>The same cell is filled by runs that disagree:</p><ul>')
