@@ -36,6 +36,7 @@ td.best { background: #e3f4e3; }
 td.significant { background: #e3ecf8; }
 td .ci { display: block; font-size: 0.78em; color: #555; }
 td .ci:empty { display: none; }
+td.tip { text-decoration: underline dotted #999; cursor: help; }
 .scroll { overflow: auto; max-width: 100%; max-height: 85vh; margin: 0.5em 0 1.5em; border-right: 1px solid #eee; }
 .scroll thead { position: sticky; top: 0; z-index: 2; }
 .scroll tr > :first-child { position: sticky; left: 0; z-index: 1; }
@@ -75,8 +76,9 @@ def _td(text: str, classes: List[str], tooltip: str, best: bool, intervals: str)
         value, rest = _split(text)
     else:
         value, rest = text, ''
-    if rest and intervals == 'tooltip':
+    if rest and intervals == 'tooltip':  # dotted: hover for the rest
         tooltip = '; '.join(t for t in (text, tooltip) if t)
+        classes = classes + ['tip']
     inner = f'<strong>{e(value)}</strong>' if best else e(value)
     if rest and intervals == 'line':
         inner += f' <span class="ci">{e(rest)}</span>'
