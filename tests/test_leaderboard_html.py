@@ -49,7 +49,8 @@ def page(tmp_path_factory) -> Path:
 
 
 class Tables(HTMLParser):
-    """Each table of a page by id: its header cells (text, aria-sort) and its body rows (cell texts, hidden)."""
+    """Each table of a page by id: its header cells (text, aria-sort: the header's last line, the column names under
+    the line of group titles) and its body rows (cell texts, hidden)."""
 
     def __init__(self, text: str):
         super().__init__()
@@ -62,6 +63,8 @@ class Tables(HTMLParser):
             self._table = self.tables.setdefault(attrs.get('id'), dict(head=[], rows=[]))
         elif tag == 'tr' and self._table is not None:
             self._row = dict(cells=[], hidden='hidden' in attrs)
+            if attrs.get('class') == 'groups':
+                self._row['groups'] = True
         elif tag in ('th', 'td') and self._table is not None:
             self._cell, self._sort = [], attrs.get('aria-sort')
 
@@ -73,7 +76,8 @@ class Tables(HTMLParser):
         if tag in ('th', 'td') and self._cell is not None:
             text = ''.join(self._cell).strip()
             if tag == 'th':
-                self._table['head'].append((text, self._sort))
+                if not self._row.get('groups'):
+                    self._table['head'].append((text, self._sort))
             else:
                 self._row['cells'].append(text)
             self._cell = None

@@ -95,7 +95,8 @@ def test_every_format_shows_reported_and_delta_beside_the_measured_value(runs):
     assert 'deit3_table6_15' in deit3['ImageNet top-1 reported in']
     assert rows['deit3_base_patch16_224', 'supervised', '1']['ImageNet top-1 reported'] == ''
     page = render('html', table, paper)
-    assert '<h2>Reported vs reproduced</h2>' in page and '82.6 (paper 83.1, Δ -0.5)' in page
+    # the paper's number on the cell's second line
+    assert '<h2>Reported vs reproduced</h2>' in page and '82.6</strong> <span class="ci">(paper 83.1, Δ -0.5)</span>' in page
     assert 'paper: deit3_table6_15' in page  # the cell's tooltip names the source
     assert 'Reported vs reproduced' not in render('md', table, [])  # without paper data nothing links
 

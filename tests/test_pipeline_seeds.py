@@ -120,6 +120,7 @@ def test_bad_seeds_in_the_config_name_the_file_and_key(tmp_path, seeds, message)
      "stage 'b': runs once for all seeds (a command or leaderboard stage, or seeds='shared') but refers to {a}, "
      "which runs once per seed; give 'a' seeds='shared' to run it once"),
     ([dict(name='lb', kind='leaderboard', baseline=['scratch'])], "key 'baseline' is ['scratch'], expected the name"),
+    ([dict(name='lb', kind='leaderboard', intervals='below')], "key 'intervals' is 'below', expected 'line'"),
 ])
 def test_bad_seed_and_baseline_keys_name_the_stage(tmp_path, stages, message):
     path = write_pipeline(tmp_path, stages, backbones=[DEMO], seeds=[0, 1])

@@ -34,6 +34,8 @@ def run_leaderboard(pipeline: Pipeline, stage: Stage, counter: str, start: float
                       for f in glob.glob(pattern)})
     if figures:
         options['figures'] = figures
+    if spec.get('intervals'):
+        options['intervals'] = spec['intervals']
     # what it tabulates without, one line each: a table that cannot be made says why (e.g. every training failed)
     unfinished = [results[d] for d in stage.deps if d in results and results[d].status in UNFINISHED]
     for result in unfinished:

@@ -42,7 +42,10 @@ SCRIPT = r"""
     var m = NUMBER.exec(s);
     return m ? parseFloat(m[1].replace('\u2212', '-')) : null;
   }
-  function headers(table) { return Array.prototype.slice.call(table.tHead.rows[0].cells); }
+  // the column names: the header's last line (a line of group titles may come above it)
+  function headers(table) {
+    return Array.prototype.slice.call(table.tHead.rows[table.tHead.rows.length - 1].cells);
+  }
   function rows(table) { return Array.prototype.slice.call(table.tBodies[0].rows); }
 
   function sortTable(table, index, descending) {

@@ -7,7 +7,9 @@ over several seeds reads ``mean ± std (n=k)`` (the 95 % interval in the HTML to
 ``baseline``, the paired Δ of every row against it follows the measured table. A measured cell that is the same
 experiment as a paper row (:mod:`vitbench.results.reproduction`) reads ``value (paper X, Δ d)``, and a "Reported
 vs reproduced" table lists those cells with their sources. The cross-task rank ends the Markdown and HTML
-pages and fills a ``rank ...`` group of CSV columns.
+pages and fills a ``rank ...`` group of CSV columns. Beside a wide CSV (one line per row) goes a tidy one (one line
+per cell, :mod:`vitbench.results.render_tidy`): ``board.csv`` and ``board.tidy.csv``. Text from result files is
+written harmless in every format (:mod:`vitbench.results.plain_text`).
 
 Each format is its own module (:mod:`vitbench.results.render_md`, :mod:`vitbench.results.render_csv`,
 :mod:`vitbench.results.render_html`, over the text they share, :mod:`vitbench.results.render_text`); this one
@@ -21,30 +23,36 @@ from vitbench.fileio import atomic_write_text
 from .baseline import paired_deltas
 from .rank import cross_task_rank
 from .render_csv import render_csv
-from .render_html import render_html
+from .render_html import INTERVALS, render_html
 from .render_md import render_markdown
+from .render_tidy import render_tidy_csv
 from .table import Table
 
-FORMATS = ('md', 'csv', 'html')
-__all__ = ['FORMATS', 'format_of', 'measured_and_paper', 'render', 'render_csv', 'render_html', 'render_markdown', 'write_leaderboard']
+FORMATS = ('md', 'csv', 'html', 'tidy')  # tidy: the CSV of one line per cell
+TIDY_SUFFIX = '.tidy.csv'
+__all__ = ['FORMATS', 'INTERVALS', 'format_of', 'measured_and_paper', 'render', 'render_csv', 'render_html',
+           'render_markdown', 'render_tidy_csv', 'tidy_path', 'write_leaderboard']
 
 
 def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
            baseline: Optional[str] = None, figures: Sequence[Tuple[str, bytes]] = (),
-           aggregate: Optional[Sequence[str]] = None) -> str:
+           aggregate: Optional[Sequence[str]] = None, intervals: str = 'line') -> str:
     """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it;
     ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown. Every format
     ranks the rows across tasks (:mod:`vitbench.results.rank`) over the columns ``aggregate`` names (default: the
-    downstream columns every row has): a section in Markdown and HTML, rank columns in CSV."""
+    downstream columns every row has): a section in Markdown and HTML, rank columns in CSV. ``intervals`` (HTML):
+    a number's interval on a second line in small type ('line') or in its tooltip ('tooltip')."""
     if fmt not in FORMATS:
         raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
+    if fmt == 'tidy':
+        return render_tidy_csv(measured, paper)
     deltas = paired_deltas(measured, baseline) if baseline else None
     ranking = cross_task_rank(measured, aggregate)
     if fmt == 'csv':
         return render_csv(measured, paper, deltas, ranking)
     if fmt == 'md':
         return render_markdown(measured, paper, sources, deltas, figures, ranking)
-    return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking)
+    return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking, intervals=intervals)
 
 
 def measured_and_paper(runs: Sequence[str], paper: bool = True,
@@ -62,21 +70,30 @@ def measured_and_paper(runs: Sequence[str], paper: bool = True,
     return measured, tables
 
 
+def tidy_path(csv_path: str) -> str:
+    """Where the tidy CSV goes beside the wide one: board.csv → board.tidy.csv."""
+    return osp.splitext(csv_path)[0] + TIDY_SUFFIX
+
+
 def format_of(path: str) -> str:
-    """The format a file name asks for: leaderboard.md → 'md'; errors name the file."""
+    """The format a file name asks for: leaderboard.md → 'md', board.tidy.csv → 'tidy'; errors name the file."""
+    if path.lower().endswith(TIDY_SUFFIX):
+        return 'tidy'
     ext = osp.splitext(path)[1].lstrip('.').lower()
     ext = {'markdown': 'md', 'htm': 'html'}.get(ext, ext)
     if ext not in FORMATS:
-        raise ValueError(f"cannot tell the leaderboard format of '{path}' from its extension; use .md, .csv or "
-                         '.html, or pass --format')
+        raise ValueError(f"cannot tell the leaderboard format of '{path}' from its extension; use .md, .csv, "
+                         '.tidy.csv or .html, or pass --format')
     return ext
 
 
 def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool = True,
                       baseline: Optional[str] = None, figures: Sequence[str] = (),
                       aggregate: Optional[Sequence[str]] = None,
-                      config_protocol: Optional[Callable[[str], Optional[dict]]] = None) -> Table:
-    """Build the table from the result.json files under ``runs`` and write it as ``{format: path}``
+                      config_protocol: Optional[Callable[[str], Optional[dict]]] = None,
+                      intervals: str = 'line') -> Table:
+    """Build the table from the result.json files under ``runs`` and write it as ``{format: path}`` (a wide CSV
+    with its tidy sibling beside it, :func:`tidy_path`, unless ``outputs`` names one)
     (atomically: a reader never sees half a page), with the paired Δ against ``baseline`` when given. Every
     page is rendered before the first is written, so a bad baseline leaves no file. ``config_protocol`` (the
     harness' reader of configs, :func:`harness.experiment.linked_protocol.config_protocol`) resolves the protocol
@@ -87,7 +104,11 @@ def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool 
     for path in figures:
         with open(path, 'rb') as f:
             pngs.append((path, f.read()))
-    pages = {path: render(fmt, measured, tables, runs, baseline, pngs, aggregate) for fmt, path in outputs.items()}
+    outputs = dict(outputs)
+    if 'csv' in outputs and 'tidy' not in outputs:
+        outputs['tidy'] = tidy_path(outputs['csv'])
+    pages = {path: render(fmt, measured, tables, runs, baseline, pngs, aggregate, intervals)
+             for fmt, path in outputs.items()}
     for path, text in pages.items():
         atomic_write_text(text, path)
     return measured

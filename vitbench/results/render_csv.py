@@ -1,10 +1,13 @@
 """The leaderboard as CSV: one table_header, the measured rows (section ``measured``) then each paper table's rows
-(``paper: <table id>``), every cell with its summary over seeds, and formula-safe text cells."""
+(``paper: <table id>``), every cell with its summary over seeds, and formula-safe text cells (control and
+bidirectional characters written as their codes: :mod:`vitbench.results.plain_text`). Its tidy sibling, one line
+per cell, is :mod:`vitbench.results.render_tidy`."""
 import csv
 import io
 from typing import Dict, List, Optional, Sequence
 
 from .baseline import Deltas
+from .plain_text import neutralize
 from .rank import Ranking, column_key
 from .render_text import epochs_text
 from .reproduction import CSV_FIELDS, csv_cells, links_by_cell, match_reported
@@ -29,7 +32,7 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
         columns += [c for c in table.columns if c not in columns]
     columns.sort(key=Column.sort_key)
     buf = io.StringIO()
-    writer = _SafeCsvWriter(buf)
+    writer = SafeCsvWriter(buf)
     metric_head = [name for c in columns for name in (c.label, *(f'{c.label} {f}' for f in _STAT_FIELDS),
                                                       f'{c.label} interval over')]
     delta_head = [f'Δ {c.label} {f}' for c in measured.columns for f in _DELTA_FIELDS] if deltas else []
@@ -75,7 +78,7 @@ def render_csv(measured: Table, paper: Sequence[Table], deltas: Optional[Deltas]
                              len(row.runs) if is_measured else '', '; '.join(best),
                              '; '.join(f'{c.label}: conflict, {text}' for c, text in row.conflicts.items())
                              if is_measured else row.note])
-    return buf.getvalue()
+    return neutralize(buf.getvalue())
 
 
 def _csv_rank_head(ranking: Ranking) -> List[str]:
@@ -98,7 +101,7 @@ def _csv_rank_cells(ranking: Ranking, number) -> Dict[int, List[str]]:
     return cells
 
 
-class _SafeCsvWriter:
+class SafeCsvWriter:
     """csv.writer whose text cells cannot run as spreadsheet formulas (CSV injection): text beginning with
     = + - @ or a tab / carriage return (a backbone, recipe or dataset name from a result.json) gets a leading
     apostrophe, as OWASP advises; numbers ('-0.5') are written as they are."""

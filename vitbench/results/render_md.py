@@ -1,14 +1,22 @@
 """The leaderboard as Markdown: the measured table, the reported-vs-reproduced row_cells, the paired Δ, the
-cross-task rank, the warnings, then the paper reference tables in their own section."""
+cross-task rank, the warnings, then the paper reference tables in their own section. Names from result files pass
+as text only: no raw HTML, link or hidden character (:func:`vitbench.results.plain_text.markdown_safe`)."""
 from typing import List, Optional, Sequence, Tuple
 
 from .baseline import Deltas
+from .plain_text import markdown_safe
 from .rank import Ranking
 from .render_text import (DELTA_LEGEND, FAILED_INTRO, FAILED_TITLE, LEGEND, PAPER_INTRO, SPLIT_INTRO, SPLIT_TITLE,
                           conflict_lines, delta_header, delta_rows, failed_lines, is_text, rank_header, rank_notes,
                           rank_rows, relative_path, row_cells, table_header, where_text)
 from .reproduction import links_by_cell, markdown_section, match_reported
 from .table import Table
+
+
+def _code(text: str) -> str:
+    """A path as code, unless it holds what a code span cannot show as written (a backtick; a '<', which the page
+    writes as an entity that a code span would show raw): then as text."""
+    return text if '`' in text or '<' in text else f'`{text}`'
 
 
 def _md_cell(text: str) -> str:
@@ -51,7 +59,7 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
                     ranking: Optional[Ranking] = None) -> str:
     out = ['# vitbench leaderboard', '', '## Measured', '']
     n_runs = len({p for r in measured.rows for p in r.runs})
-    out.append(f'{n_runs} runs (result.json){where_text(sources, lambda s: f"`{s}`")}. {LEGEND}')
+    out.append(f'{n_runs} runs (result.json){where_text(sources, _code)}. {LEGEND}')
     out.append('')
     links, mismatches = match_reported(measured, paper)
     out += _md_table(measured, True, links_by_cell(links)) if measured.rows else ['(no result.json found)']
@@ -75,7 +83,7 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
         out += ['', '## Result files left out', '']
         out += [f'- {_md_cell(message)}' for message in measured.rejected]
     if figures:
-        out += ['', '## Figures', ''] + [f'- `{title}`' for title, _ in figures]
+        out += ['', '## Figures', ''] + [f'- {_code(title)}' for title, _ in figures]
     if paper:
         out += ['', '## Paper reference results (not measured here)', '', PAPER_INTRO]
         for table in paper:
@@ -83,6 +91,6 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
             if table.note:
                 out += [table.note, '']
             out += _md_table(table, False)
-    return '\n'.join(out) + '\n'
+    return markdown_safe('\n'.join(out) + '\n')
 
 

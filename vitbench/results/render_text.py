@@ -18,6 +18,11 @@ LEGEND = ('Bold: best value of its column (higher is better, lower for mCE and E
           '[a, b]: one run\'s 95 % interval over its test images, a percentile bootstrap of its per-image results '
           '(1,000 resamples). '
           'Device-hours (dev-h): wall time × devices, of the pre-training and of everything the row ran.')
+LAYOUT_LEGEND = ('Columns are grouped per task, downstream tasks first; robustness and calibration have their own '
+                 'table below (folded). Under each number, in small type: its interval, n, and the paper\'s number '
+                 'where one is linked. Tables wider than the window scroll sideways in their box; the header and the '
+                 'backbone column stay in view.')
+TOOLTIP_LEGEND = LAYOUT_LEGEND.replace('Under each number, in small type', 'In the tooltip of each number')
 DELTA_LEGEND = ('Δ: mean over the seeds both rows ran of (row − baseline), seed by seed, with its 95 % confidence '
                 'interval (Student t); "by image": one run each, both with per-image results: the interval is a '
                 'paired bootstrap over the test images they share; * marks a Δ whose interval excludes 0.')

@@ -38,6 +38,9 @@ class Kind:
     # what its columns' names in ``--aggregate`` add to the dataset ('coco_box'); '' : the dataset alone
     aggregate_suffix: str = ''
     plot: Optional[Plot] = None  # None: not drawn
+    # a robustness or calibration measure (mCE, ECE): the HTML board shows its columns apart from the downstream
+    # ones, in a table folded by default (vitbench/results/column_groups.py), as it does a metric's other test sets
+    robustness: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,19 @@ def kinds() -> Dict[str, Kind]:
 def downstream_kinds() -> Tuple[str, ...]:
     """The column kinds of the downstream tasks: what the cross-task rank averages by default."""
     return tuple(dict.fromkeys(k.name for task in TASKS.values() if task.downstream for k in task.kinds))
+
+
+def other_test_sets(kind: str) -> Tuple[str, ...]:
+    """The evals of ``kind``'s columns measured on another test set than the run's own (:attr:`Metric.test_set`:
+    'v2', 'A', 'R', ... of ImageNet top-1)."""
+    return tuple(dict.fromkeys(m.test_set for task in TASKS.values() for m in task.metrics
+                               if m.kind.name == kind and m.test_set))
+
+
+def tasks_of_kind(kind: str) -> Tuple[Task, ...]:
+    """The tasks whose records have column kind ``kind``, in leaderboard order (ImageNet top-1: pre-training and
+    fine-tuning)."""
+    return tuple(task for task in TASKS.values() if any(k.name == kind for k in task.kinds))
 
 
 def resolution_kinds() -> Tuple[str, ...]:
