@@ -28,10 +28,10 @@ import numpy as np
 import torch
 from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop, IterBasedTrainLoop
-from mmengine.runner.checkpoint import find_latest_checkpoint
 from torch.utils.data import get_worker_info
 
 from vitbench.compat.mmengine import built_train_loop, resumes_from_latest, wrap_iter_loop_batches
+from vitbench.engine.checkpoint_integrity import read_pointer
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, remove_unfinished_writes
 from vitbench.registry import HOOKS
 
@@ -179,7 +179,7 @@ class RunStateHook(Hook):
 
     @staticmethod
     def _check_pointer(runner) -> None:
-        latest = find_latest_checkpoint(runner.work_dir)
+        latest = read_pointer(runner.work_dir)  # relative to the work dir (a copied dir names its own files)
         if latest is None:
             runner.logger.warning(f'--resume: no checkpoint to resume from in {runner.work_dir} (none was '
                                   'completed): training starts from the beginning')
