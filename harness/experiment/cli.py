@@ -174,11 +174,14 @@ def _check_checkpoints_to_load(args: argparse.Namespace, cfg) -> None:
         resume = read_pointer(cfg.work_dir)
         if resume and osp.isfile(resume):
             resume = _undamaged_for_resume(resume, cfg.work_dir)
-            cfg.load_from = resume  # explicit: mmengine would read the pointer's text as a path from here
-        # none, an empty or a dangling pointer: the RunStateHook says so once the work dir is locked
+        else:
+            resume = None  # none, an empty or a dangling pointer: the RunStateHook says so once the work dir is locked
+    if hasattr(args, 'resume'):
+        # tools/train.py resumes from it, named: mmengine would read the pointer's text as a path from the cwd
+        args.resume_from = resume
     for option, path in (('checkpoint', getattr(args, 'checkpoint', None)), ('--resume', resume),
                          ('--checkpoint', getattr(args, 'backbone_checkpoint', None)),
-                         ('load_from', cfg.get('load_from'))):
+                         ('load_from', None if resume else cfg.get('load_from'))):
         if isinstance(path, str) and osp.isfile(path):
             damage = checkpoint_damage(path)
             if damage:
