@@ -52,7 +52,13 @@ def _flatten(value, prefix: str, out: Dict[str, str]) -> None:
         for key, child in value.items():
             _flatten(child, f'{prefix}{key}.', out)
     elif not _not_defining(prefix[:-1]):
-        out[prefix[:-1]] = json.dumps(value, sort_keys=True, default=repr)
+        out[prefix[:-1]] = json.dumps(value, sort_keys=True, default=_by_name)
+
+
+def _by_name(value) -> str:
+    """What JSON cannot write (a class or function of a lazy-import config): its name, the same in every process,
+    never its repr, which may hold its address."""
+    return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__qualname__)}"
 
 
 def defining_config(cfg) -> Dict[str, str]:
