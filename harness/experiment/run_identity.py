@@ -11,7 +11,10 @@ continues it or is refused.
   the dumped config and ``result.json`` said the new one. Resuming from a checkpoint whose saved defining config
   differs from the run's now stops before any iteration, in one line naming each changed key with the saved and
   the new value (exit status 2). What may change: where and how the run is logged, checkpointed, validated and
-  launched (:data:`NOT_DEFINING`), which changes no weight. A checkpoint written before vitbench saved its config
+  launched (:data:`NOT_DEFINING`), which changes no weight, and the length of its loop (``train_cfg.max_iters`` /
+  ``max_epochs``) where every ``param_scheduler`` sets its own ``end``: the schedulers, which the checkpoint
+  restores, are checked, so a run resumed to train longer (or less) goes exactly as a fresh run of the new length
+  would. (A scheduler without ``end`` ends with the loop, mmengine's default: then the length is the run's.) A checkpoint written before vitbench saved its config
   (no ``meta['vitbench_run']``) resumes with a warning that it cannot be checked.
 """
 import json
@@ -34,6 +37,7 @@ NOT_DEFINING = ('work_dir', 'launcher', 'resume', 'load_from', 'log_level', 'log
                 'vis_backends', 'env_cfg', 'model_wrapper_cfg', 'compile', 'custom_imports', 'filename',
                 'default_hooks.logger', 'default_hooks.checkpoint', 'default_hooks.timer',
                 'default_hooks.visualization', 'train_cfg.val_interval', 'train_cfg.val_begin',
+                'train_cfg.max_iters', 'train_cfg.max_epochs',
                 'train_dataloader.num_workers', 'train_dataloader.persistent_workers', 'train_dataloader.pin_memory',
                 'train_dataloader.prefetch_factor', 'val_dataloader', 'val_evaluator', 'val_cfg', 'test_dataloader',
                 'test_evaluator', 'test_cfg', 'optim_wrapper.optimizer.fused')
@@ -71,7 +75,21 @@ def defining_config(cfg) -> Dict[str, str]:
     config['custom_hooks'] = [h for h in config.get('custom_hooks') or []
                               if not (isinstance(h, dict) and set(h) == {'type'} and h['type'] in _ADDED)]
     _flatten(config, '', out)
+    if not _schedulers_end_by_themselves(config.get('param_scheduler')):
+        train_cfg = config.get('train_cfg') or {}
+        out.update({f'train_cfg.{k}': json.dumps(train_cfg[k]) for k in _LENGTH if k in train_cfg})
     return out
+
+
+_LENGTH = ('max_iters', 'max_epochs')
+
+
+def _schedulers_end_by_themselves(schedulers) -> bool:
+    """Every scheduler names its ``end``: none takes the loop's length (mmengine's default for a missing one)."""
+    if isinstance(schedulers, dict) and 'type' not in schedulers:  # one list per optimizer
+        return all(_schedulers_end_by_themselves(v) for v in schedulers.values())
+    schedulers = schedulers if isinstance(schedulers, (list, tuple)) else [schedulers] if schedulers else []
+    return all(isinstance(s, dict) and 'end' in s for s in schedulers)
 
 
 def changed_keys(saved: Dict[str, str], now: Dict[str, str]) -> List[str]:
