@@ -215,4 +215,5 @@ def test_an_evaluation_in_a_training_s_work_dir_never_replaces_its_record(tools_
     assert record['run']['kind'] == 'evaluation' and record['run']['checkpoint']['path'] == str(weights)
     assert record['run']['checkpoint']['sha256'] == hashlib.sha256(weights.read_bytes()).hexdigest()
     assert record['run']['checkpoint']['final'] is None  # a file no vitbench training wrote: it does not say
-    assert record['schedule'] is None and 'top1' in record['metrics'] and (evaluated(tmp_path) / per_image.FILE).exists()
+    assert record['schedule'] is None and 'top1' in record['metrics']
+    assert (evaluated(tmp_path) / per_image.FILE).exists()

@@ -18,7 +18,8 @@ from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import apply_head_rule, head_rule_mismatches, swap_backbone
-from harness.experiment import param_table, result_hook, run_identity  # noqa: F401  (register the hooks build_runner adds)
+# register the hooks build_runner adds
+from harness.experiment import param_table, result_hook, run_identity  # noqa: F401
 from harness.experiment.config_checks import config_problems
 from harness.experiment.divergence import TrainingDiverged
 from harness.experiment.tracking import TRACKERS, add_trackers

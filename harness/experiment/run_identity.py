@@ -14,8 +14,9 @@ continues it or is refused.
   launched (:data:`NOT_DEFINING`), which changes no weight, and the length of its loop (``train_cfg.max_iters`` /
   ``max_epochs``) where every ``param_scheduler`` sets its own ``end``: the schedulers, which the checkpoint
   restores, are checked, so a run resumed to train longer (or less) goes exactly as a fresh run of the new length
-  would. (A scheduler without ``end`` ends with the loop, mmengine's default: then the length is the run's.) A checkpoint written before vitbench saved its config
-  (no ``meta['vitbench_run']``) resumes with a warning that it cannot be checked.
+  would. (A scheduler without ``end`` ends with the loop, mmengine's default: then the length is the run's.)
+  A checkpoint written before vitbench saved its config (no ``meta['vitbench_run']``) resumes with a warning that
+  it cannot be checked.
 """
 import json
 import sys
