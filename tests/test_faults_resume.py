@@ -177,7 +177,7 @@ def flip_exponent_bits(path: Path, name: str, count: int = 200) -> None:
 
 
 @pytest.fixture(scope='module')
-def copied(tmp_path_factory, straight):
+def copied(tmp_path_factory):
     """A run killed after iteration 5 (checkpoints iter_2, iter_4), copied with ``cp -a run branch``, the original
     then gone: what each test resumes, from a copy of ``branch`` of its own."""
     root = tmp_path_factory.mktemp('killed')
