@@ -12,7 +12,7 @@ CONFIG = FIXTURES / 'toy_config.py'
 # Keys of result.json: pinned here, independently of harness.experiment.result_record, so a change to the schema shows.
 RESULT_SCHEMA_KEYS = {'task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'metrics', 'eval', 'protocol', 'img_size',
                       'variant_img_size', 'params_M', 'gflops', 'seed', 'cost', 'config', 'git_commit', 'created', 'per_image',
-                      'schedule', 'eval_set', 'options', 'lr'}
+                      'schedule', 'eval_set', 'options', 'lr', 'run'}
 
 
 def run_tool(*args, launcher=None, timeout=300):

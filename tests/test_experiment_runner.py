@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from _tool_helpers import CONFIG, run_tool, train
+from vitbench.engine.checkpoint_integrity import checkpoint_damage
 
 pytestmark = pytest.mark.usefixtures('checkpoint_policy')  # as tools/train.py installs it
 
@@ -71,7 +72,9 @@ def test_checkpoint_writes_are_atomic(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         save_checkpoint({'state_dict': {'w': torch.zeros(2)}}, str(target))
     torch.testing.assert_close(torch.load(target)['state_dict']['w'], torch.ones(2))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ['epoch_1.pth']  # no temporary file left
+    # no temporary file left; the hash beside it is the whole file's (issue 46.3), not the unfinished one's
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['epoch_1.pth', 'epoch_1.pth.sha256']
+    assert checkpoint_damage(str(target)) is None
 
 
 @pytest.mark.parametrize('args, message', [

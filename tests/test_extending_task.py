@@ -189,8 +189,8 @@ def test_the_plots_and_the_cross_task_rank_take_the_toy_task(toy_task, toy_runs)
 
 def test_the_pipeline_summarises_a_toy_stage_by_its_headline_metrics(toy_task, tmp_path):
     write(tmp_path, 'stage', result('toy_depth', 'toyroom-demo', dict(delta1=61.5, abs_rel=0.31, loss=0.2), 'mae'))
-    stage = SimpleNamespace(work_dir=str(tmp_path / 'stage'), spec={})
-    assert key_metric(stage) == 'delta1 61.50, abs_rel 0.31'  # both: its record shows two
+    stage = SimpleNamespace(work_dir=str(tmp_path / 'stage'), spec={}, kind='train')
+    assert key_metric(None, stage) == 'delta1 61.50, abs_rel 0.31'  # both: its record shows two
 
 
 def test_a_kind_named_as_a_built_in_one_but_different_is_refused(refused_toy):

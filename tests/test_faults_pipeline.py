@@ -2,6 +2,7 @@
 trainer behind and ``--resume`` finishes it with one result per stage; a work dir runs one pipeline at a time
 (the second refuses in one line, a dead one's lock is taken over); a stage folder where a training still runs is
 not started twice, and a second tools/train.py there refuses."""
+import json
 import os
 import signal
 import subprocess
@@ -12,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from _pipeline_helpers import fake, run, write_pipeline
+from _pipeline_helpers import DEMO, fake, run, write_pipeline
 from _tool_helpers import CONFIG, FIXTURES, REPO, run_tool, wait_for
+from harness.pipeline.record import is_done, key_metric
+from harness.pipeline.spec import load_pipeline
 from vitbench.fileio import RUN_LOCK, FolderLock
 
 STAGE = 'toy'  # the training stage of toy_training_pipeline, in WORK_DIR/toy
@@ -151,3 +154,33 @@ def test_a_stage_where_a_training_still_runs_is_not_started_twice(tmp_path, monk
     finally:
         orphan.kill()
         orphan.wait()
+
+
+def test_a_stage_takes_only_its_own_run_s_record(tmp_path):
+    """Issue 46.1: a test's record in a training stage's folder (tools/test.py of another checkpoint there) was
+    taken as the training's result ('done, skipped', top-1 5.2 for 26.0). A train stage takes a training's record
+    only, a test stage the evaluation of the checkpoint it names only."""
+    config = tmp_path / 'seg.py'
+    config.write_text(f"experiment = dict(task='seg', dataset='toy', backbone={DEMO!r})\n")
+    pipeline = load_pipeline(write_pipeline(tmp_path, [
+        dict(name='seg', config=str(config)),
+        dict(name='ms', kind='test', config=str(config), depends_on=['seg'], weights='{seg.last_checkpoint}'),
+    ], backbones=[DEMO]))
+    seg, ms = (pipeline.stage(f'{DEMO}/{name}') for name in ('seg', 'ms'))
+
+    def write(folder, value, **run):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        Path(folder, 'result.json').write_text(json.dumps(dict(task='seg', metrics=dict(mIoU=value), run=run)))
+
+    write(seg.work_dir, 5.2, kind='evaluation', id='e', checkpoint=dict(path=str(tmp_path / 'other.pth')))
+    assert not is_done(pipeline, seg) and key_metric(pipeline, seg) == ''
+    write(seg.work_dir, 26.0, kind='training', id='t')
+    assert is_done(pipeline, seg) and key_metric(pipeline, seg) == 'mIoU 26.00'
+    # the test stage: the evaluation of the training's last checkpoint (named relative to its folder), no other
+    Path(seg.work_dir, 'epoch_2.pth').write_bytes(b'weights')
+    Path(seg.work_dir, 'last_checkpoint').write_text('epoch_2.pth')
+    evaluations = Path(ms.work_dir, 'eval', 'epoch_2')
+    write(evaluations, 5.2, kind='evaluation', id='e', checkpoint=dict(path=str(tmp_path / 'epoch_2.pth')))
+    assert not is_done(pipeline, ms)
+    write(evaluations, 27.5, kind='evaluation', id='e', checkpoint=dict(path=str(Path(seg.work_dir, 'epoch_2.pth'))))
+    assert is_done(pipeline, ms) and key_metric(pipeline, ms) == 'mIoU 27.50'

@@ -86,3 +86,20 @@ def test_names_are_drawn_and_written_literally(tmp_path):
     assert table.returncode == 0, table.stderr
     recipes = [row[2] for row in csv.reader(io.StringIO(table.stdout))][1:]
     assert '\'=HYPERLINK("http://x","y")' in recipes and r'$\undefinedmacro{x$' in recipes
+
+
+def test_an_evaluation_counts_only_for_its_training_s_final_checkpoint(tmp_path):
+    """Issue 46.1: an evaluation record (tools/test.py) of a checkpoint its training saved before its end is not a
+    result of that experiment: in no row, named in the warnings. The evaluation of the final checkpoint is."""
+    def evaluation(final, value):
+        checkpoint = dict(path=f'/runs/seg/epoch_{2 if final else 1}.pth', sha256='0' * 64, final=final)
+        return record(eval='ms', metrics=dict(mIoU=value), run=dict(kind='evaluation', id='e', checkpoint=checkpoint))
+    write(tmp_path, 'seg', record(run=dict(kind='training', id='t')))
+    write(tmp_path, 'seg/eval/epoch_1', evaluation(False, 5.2))
+    table = build_table([str(tmp_path)])
+    assert [(c.eval, v) for c, v in table.rows[0].values.items()] == [('ss', 41.5)]
+    assert any('seg/eval/epoch_1/result.json: an evaluation of /runs/seg/epoch_1.pth, not the final checkpoint'
+               in w for w in table.warnings)
+    write(tmp_path, 'seg/eval/epoch_2', evaluation(True, 43.0))
+    values = {c.eval: v for c, v in build_table([str(tmp_path)]).rows[0].values.items()}
+    assert values == {'ss': 41.5, 'ms': 43.0}

@@ -122,5 +122,5 @@ def test_demo_training_records_v2_and_real_and_test_py_evaluates_v2(demo, tmp_pa
                       f"    type='ImageNetV2', data_root='{v2}', pipeline={{{{_base_.test_pipeline}}}}))\n"
                       "test_evaluator = dict(suffix='_v2')\n")
     run_tool('tools/test.py', str(config), str(tmp_path / 'epoch_1.pth'), '--work-dir', str(tmp_path / 'test'))
-    tested = json.loads((tmp_path / 'test' / 'result.json').read_text())['metrics']
+    tested = json.loads((tmp_path / 'test' / 'eval' / 'epoch_1' / 'result.json').read_text())['metrics']
     assert tested['top1_v2'] == pytest.approx(metrics['top1_v2'])

@@ -142,7 +142,8 @@ def test_config_builds_and_swaps_backbone(config, demo_teacher):
 def test_testing_a_checkpoint_records_its_own_epochs_and_waits_for_a_training_in_its_work_dir(data_root, tmp_path):
     """Issue 35.4: tools/test.py of a 1-epoch checkpoint with a 40-epoch config recorded epochs 40 (and the
     leaderboard put the number in the 40-epoch row); pointed at a training's work dir it overwrote that run's
-    result.json while the training ran."""
+    result.json while the training ran. Its record is its own (WORK_DIR/eval/<checkpoint>/, issue 46.1), which a
+    second test of that checkpoint there waits for."""
     from vitbench.fileio import RUN_LOCK, FolderLock
     train('configs/demo/sup_demo.py', tmp_path / 'train', data_root)
     options = ['--cfg-options', f'test_dataloader.dataset.data_root={data_root}', 'test_dataloader.num_workers=0',
@@ -152,9 +153,9 @@ def test_testing_a_checkpoint_records_its_own_epochs_and_waits_for_a_training_in
     result = subprocess.run([*test, '--work-dir', str(tmp_path / 'test'), *options], cwd=REPO, capture_output=True,
                             text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert result.returncode == 0, result.stderr[-3000:]
-    record = json.loads((tmp_path / 'test' / 'result.json').read_text())
+    record = json.loads((tmp_path / 'test' / 'eval' / 'epoch_1' / 'result.json').read_text())
     assert record['pretrain']['epochs'] == 1 and Config.fromfile('configs/demo/sup_demo.py').train_cfg.max_epochs == 25
-    lock = FolderLock(str(tmp_path / 'busy'), RUN_LOCK)  # as a training running there holds it
+    lock = FolderLock(str(tmp_path / 'busy' / 'eval' / 'epoch_1'), RUN_LOCK)  # as a test running there holds it
     lock.acquire()
     try:
         busy = subprocess.run([*test, '--work-dir', str(tmp_path / 'busy'), *options], cwd=REPO, capture_output=True,
@@ -162,7 +163,7 @@ def test_testing_a_checkpoint_records_its_own_epochs_and_waits_for_a_training_in
     finally:
         lock.release()
     assert busy.returncode == 2 and 'error: a run works here: ' in busy.stderr and 'Traceback' not in busy.stderr
-    assert not (tmp_path / 'busy' / 'result.json').exists()
+    assert not (tmp_path / 'busy' / 'eval' / 'epoch_1' / 'result.json').exists()
 
 
 def test_killed_while_exporting_the_backbone_resume_gives_the_same_record(data_root, tmp_path):

@@ -365,7 +365,7 @@ def test_tools_test_reports_the_corruption_errors_of_the_demo_imagenet_c(tools_t
     checkpoint = noisy_checkpoint(config, tmp_path / 'weights.pth')
     out = tmp_path / 'pred.pkl'
     tools_test.main([str(config), str(checkpoint), '--work-dir', str(tmp_path / 'work'), '--out', str(out)])
-    metrics = json.loads((tmp_path / 'work' / 'result.json').read_text())['metrics']
+    metrics = json.loads((tmp_path / 'work' / 'eval' / 'weights' / 'result.json').read_text())['metrics']
     demo_corruptions = list(corruptions.PARAMETERS)
     assert {f'CE_{c}' for c in demo_corruptions} | {f'error_{c}' for c in demo_corruptions} | {'mCE_partial'} <= \
         metrics.keys() and 'mCE' not in metrics

@@ -105,9 +105,9 @@ def test_tta_tests_multi_scale_with_flip(tools_test, vit_run, tiny_ade, tmp_path
     options = [f'{k}={v}' for k, v in data_options(tiny_ade).items()]
     tools_test.main([str(DEMO), str(vit_run / 'iter_1.pth'), '--tta', '--work-dir', str(tmp_path),
                     '--cfg-options', *options])
-    record = read_result(tmp_path)
+    record = read_result(tmp_path / 'eval' / 'iter_1')  # tools/test.py's own record (issue 46.1)
     assert record['eval'] == 'ms' and 'mIoU' in record['metrics']
-    log = next(tmp_path.glob('*/*.log')).read_text()
+    log = next(tmp_path.glob('eval/iter_1/*/*.log')).read_text()
     assert 'SegTTAModel' in log and 'TestTimeAug' in log
 
 

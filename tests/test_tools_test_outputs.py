@@ -1,5 +1,6 @@
 """tools/test.py --show-dir / --out on the tiny demo data, one test per task: the drawn images exist, and the saved
 predictions load back and agree with the metric the same run wrote into result.json (recomputed from them)."""
+import hashlib
 import json
 import pickle
 from pathlib import Path
@@ -14,6 +15,7 @@ from PIL import Image
 from test_seg_train import tools_test  # noqa: F401  (tools/test.py loaded as a module)
 from harness import demo_data
 from vitbench.results import per_image
+from vitbench.results.schema import evaluation_dir
 from harness.demo_data.ade20k import (BUILDING, CAR, GRASS, MOUNTAIN, PERSON, ROAD, SIDEWALK, SKY, TREE, WATER,
                                        WINDOWPANE)
 
@@ -72,7 +74,12 @@ def run(tools_test, config: Path, options: dict, tmp_path: Path, *extra: str, fa
     options = dict(options, **{'visualizer.name': f'vis_{tmp_path.name}'})
     tools_test.main([str(config), str(checkpoint), '--work-dir', str(tmp_path / 'work'), *extra,
                      '--cfg-options', *[f'{k}={v}' for k, v in options.items()]])
-    return json.loads((tmp_path / 'work' / 'result.json').read_text())
+    return json.loads((evaluated(tmp_path) / 'result.json').read_text())
+
+
+def evaluated(tmp_path: Path) -> Path:
+    """Where tools/test.py of weights.pth with --work-dir tmp_path/work writes its record (issue 46.1)."""
+    return Path(evaluation_dir(str(tmp_path / 'work'), 'weights.pth'))
 
 
 def test_segmentation_draws_every_image_and_saves_png_label_maps(tools_test, tiny, tmp_path):  # noqa: F811
@@ -100,7 +107,7 @@ def test_segmentation_draws_every_image_and_saves_png_label_maps(tools_test, tin
     # the per-image evidence the leaderboard bootstraps: each image's intersection and union per class, recomputed
     # from the same PNGs, and the run's mIoU from them
     assert record['per_image'] == ['mIoU']
-    evidence = per_image.read(str(tmp_path / 'work' / per_image.FILE))['mIoU']
+    evidence = per_image.read(str(evaluated(tmp_path) / per_image.FILE))['mIoU']
     assert evidence.ids.tolist() == [f'validation/{n}.jpg' for n in names]
     for row, png in enumerate(saved):
         pred = np.array(Image.open(png)).astype(int) - 1
@@ -147,7 +154,7 @@ def test_detection_draws_every_image_and_dumps_what_coco_ap_scores(tools_test, t
     assert 100 * metrics['coco/segm_mAP'] == pytest.approx(record['metrics']['segm_mAP'], abs=0.05)
     # the per-image evidence beside it (pycocotools' matches; tests/test_coco_ap.py checks it against pycocotools)
     assert record['per_image'] == ['bbox_mAP', 'segm_mAP']
-    evidence = per_image.read(str(tmp_path / 'work' / per_image.FILE))
+    evidence = per_image.read(str(evaluated(tmp_path) / per_image.FILE))
     assert sorted(evidence['bbox_mAP'].ids.tolist()) == sorted(sizes)
     for name in ('bbox_mAP', 'segm_mAP'):
         assert evidence[name].value(np.ones(len(sizes))) == pytest.approx(record['metrics'][name], abs=0.05)
@@ -167,7 +174,7 @@ def test_classification_dumps_scores_and_labels_and_refuses_to_draw(tools_test, 
     assert top5 > 0 and (top1, top5) == pytest.approx((record['metrics']['top1'], record['metrics']['top5']), abs=1e-6)
     # the per-image evidence: each image's top-1 correctness, in the order of the dump
     assert record['per_image'] == ['top1']
-    evidence = per_image.read(str(tmp_path / 'work' / per_image.FILE))['top1']
+    evidence = per_image.read(str(evaluated(tmp_path) / per_image.FILE))['top1']
     assert evidence.correct.tolist() == (scores.argmax(1) == labels).double().tolist()
     assert len(set(evidence.ids.tolist())) == len(predictions) and evidence.value(np.ones(len(labels))) == top1
 
@@ -190,3 +197,23 @@ def test_out_of_the_wrong_kind_is_refused_in_one_line(tools_test, tmp_path, conf
     with pytest.raises(tools_test.ConfigError, match=expected) as refused:
         tools_test.save_predictions(cfg, str(tmp_path / out))
     assert '\n' not in str(refused.value) and str(tmp_path / out) in str(refused.value)
+
+
+def test_an_evaluation_in_a_training_s_work_dir_never_replaces_its_record(tools_test, tiny, tmp_path):  # noqa: F811
+    """Issue 46.1: tools/test.py of another checkpoint with --work-dir of a finished training replaced that
+    training's result.json and per_image.npz (and the pipeline took them as the training's). It writes its own
+    record, naming the checkpoint it scored and its sha256; the training's files stay as they were."""
+    work = tmp_path / 'work'
+    work.mkdir()
+    training = {'task': 'transfer', 'metrics': {'top1': 26.0}, 'run': {'kind': 'training', 'id': 'a1'}}
+    (work / 'result.json').write_text(json.dumps(training))
+    (work / per_image.FILE).write_bytes(b'the training\'s evidence')
+    record = run(tools_test, CLS, loader_options(tiny / 'cifar10', 50), tmp_path)
+    assert json.loads((work / 'result.json').read_text()) == training
+    assert (work / per_image.FILE).read_bytes() == b'the training\'s evidence'
+    weights = tmp_path / 'weights.pth'
+    assert record['run']['kind'] == 'evaluation' and record['run']['checkpoint']['path'] == str(weights)
+    assert record['run']['checkpoint']['sha256'] == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert record['run']['checkpoint']['final'] is None  # a file no vitbench training wrote: it does not say
+    assert record['schedule'] is None and 'top1' in record['metrics']
+    assert (evaluated(tmp_path) / per_image.FILE).exists()

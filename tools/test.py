@@ -5,6 +5,9 @@
     python tools/test.py CONFIG CHECKPOINT --tta    # test-time augmentation, e.g. multi-scale + flip
     python tools/test.py CONFIG CHECKPOINT --show-dir DIR --out FILE.pkl   # draw and keep the predictions
 
+The evaluation is a run of its own: its record, logs and per-image evidence go to WORK_DIR/eval/<checkpoint name>/
+(result.json naming the checkpoint it scored and its sha256), never over a training's result.json in WORK_DIR.
+
 --show-dir and --out work as in mmseg's and mmdet's own tools/test.py (the same hooks and metrics), for each task:
 
   task                --show-dir DIR                              --out
@@ -20,6 +23,7 @@ import os.path as osp
 
 from backbones.checkpoint import read_checkpoint
 from harness.experiment.cli import ConfigError, add_common_args, build_runner, load_config, run_main
+from vitbench.results.schema import evaluation_dir
 
 
 def parse_args(argv=None):
@@ -44,6 +48,7 @@ def main(argv=None):
         raise ConfigError(f"checkpoint file '{args.checkpoint}' not found")
     cfg = load_config(args)
     cfg.load_from, cfg.resume = args.checkpoint, False
+    cfg.work_dir = evaluation_dir(cfg.work_dir, args.checkpoint)  # its own record: a training's stays its own
     record_the_tested_training(cfg, args.checkpoint)
     if args.tta:
         use_tta(cfg)

@@ -78,10 +78,8 @@ def main(argv=None):
     problems = training_problems(cfg)
     if problems:
         raise ConfigError(f'{args.config}: {problems[0]}')
-    if args.resume == 'auto':
-        cfg.resume, cfg.load_from = True, None
-    elif args.resume is not None:
-        cfg.resume, cfg.load_from = True, args.resume
+    if args.resume is not None:  # the checkpoint load_config checked (--resume alone: the work dir's latest
+        cfg.resume, cfg.load_from = True, args.resume_from  # undamaged one; None: none, the Runner starts afresh)
     task = (cfg.get('experiment') or {}).get('task')
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     if args.amp in ('on', 'auto'):

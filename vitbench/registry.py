@@ -50,7 +50,8 @@ LOOPS = _child('loop', MMENGINE_LOOPS, ['pretrain.extra_eval'])
 # The harness' own hooks (result.json, param_groups.json, divergence) are not located from here: the core names
 # nothing above the tasks; harness.experiment.cli imports them before it adds them to a run.
 HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'pretrain.mocov3',
-                                        'vitbench.engine.run_state', 'downstream'])
+                                        'vitbench.engine.run_state',
+                                        'vitbench.engine.verified_checkpoint_hook', 'downstream'])
 DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'pretrain.imagenet21k',
                                                  'pretrain.robustness', 'downstream'])
 DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.samplers'])

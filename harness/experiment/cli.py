@@ -18,12 +18,14 @@ from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
 from downstream.backbone_swap import apply_head_rule, head_rule_mismatches, swap_backbone
-from harness.experiment import param_table, result_hook  # noqa: F401  (register the hooks build_runner adds)
+# register the hooks build_runner adds
+from harness.experiment import param_table, result_hook, run_identity  # noqa: F401
 from harness.experiment.config_checks import config_problems
 from harness.experiment.divergence import TrainingDiverged
 from harness.experiment.tracking import TRACKERS, add_trackers
 from harness.tasks import ImportsError, import_modules
 from vitbench.console import config_path
+from vitbench.engine.checkpoint_integrity import checkpoint_damage, earlier_checkpoints, read_pointer
 from vitbench.engine.checkpoint_policy import install_checkpoint_policy
 from vitbench.fileio import WriteError
 from vitbench.refusal import Refusal
@@ -175,24 +177,55 @@ def load_config(args: argparse.Namespace):
 
 
 def _check_checkpoints_to_load(args: argparse.Namespace, cfg) -> None:
-    """The checkpoint tools/test.py evaluates or ``--resume`` continues from loads under the checkpoint policy:
-    a refused or damaged file stops here with vitbench's message naming it, not with torch's error after the
-    Runner is built. The tensors are memory-mapped, not read, so the check costs little."""
+    """Every checkpoint a run will load is checked first (``vitbench.engine.checkpoint_integrity``): the archive's
+    CRCs and the sha256 written beside it at save, then the checkpoint policy (the tensors memory-mapped, not read).
+    A damaged or refused file stops here in one line naming it, not with torch's error after the Runner is built.
+
+    ``--resume`` alone resumes from what ``WORK_DIR/last_checkpoint`` names, read relative to the work dir (a copied
+    work dir resumes its own files), set here as the checkpoint to resume; a damaged one falls back to the latest
+    undamaged earlier checkpoint of the work dir, both named in one line. A named ``--resume PATH``, tools/test.py's
+    checkpoint, ``--checkpoint`` and ``load_from`` are refused when damaged."""
+    install_checkpoint_policy()  # what the Runner loads under: runner checkpoints hold numpy values
     resume = getattr(args, 'resume', None)
     if resume == 'auto':  # the Runner resumes from the checkpoint this pointer names, if any
-        pointer = osp.join(cfg.work_dir, 'last_checkpoint')
-        resume = None
-        if osp.isfile(pointer):
-            with open(pointer) as f:
-                resume = f.read().strip()
-    install_checkpoint_policy()  # what the Runner loads under: runner checkpoints hold numpy values
+        resume = read_pointer(cfg.work_dir)
+        if resume and osp.isfile(resume):
+            resume = _undamaged_for_resume(resume, cfg.work_dir)
+        else:
+            resume = None  # none, an empty or a dangling pointer: the RunStateHook says so once the work dir is locked
+    if hasattr(args, 'resume'):
+        # tools/train.py resumes from it, named: mmengine would read the pointer's text as a path from the cwd
+        args.resume_from = resume
     for option, path in (('checkpoint', getattr(args, 'checkpoint', None)), ('--resume', resume),
-                         ('load_from', cfg.get('load_from'))):
+                         ('--checkpoint', getattr(args, 'backbone_checkpoint', None)),
+                         ('load_from', None if resume else cfg.get('load_from'))):
         if isinstance(path, str) and osp.isfile(path):
+            damage = checkpoint_damage(path)
+            if damage:
+                raise ConfigError(f'{option} {path} {damage}; it cannot be used: copy it again, or use another '
+                                  'checkpoint')
             try:
                 read_checkpoint(path, mmap=True)
             except CheckpointError as e:
                 raise ConfigError(f'{option} {e}') from None
+
+
+def _undamaged_for_resume(latest: str, work_dir: str) -> str:
+    """``latest``, or where its damage makes ``--resume`` fall back to: the latest undamaged earlier checkpoint of
+    the work dir, said in one line. None undamaged: a ConfigError naming them."""
+    damage = checkpoint_damage(latest)
+    if not damage:
+        return latest
+    tried = [f'{latest} {damage}']
+    for earlier in earlier_checkpoints(work_dir, latest):
+        why = checkpoint_damage(earlier)
+        if why is None:
+            print(f'--resume: {tried[0]}; resuming from {earlier}, the latest undamaged checkpoint before it',
+                  flush=True)
+            return earlier
+        tried.append(f'{earlier} {why}')
+    raise ConfigError(f"--resume: {'; '.join(tried)}; no undamaged checkpoint to resume from in {work_dir} (copy "
+                      'them again, or start over in another --work-dir)')
 
 
 def _prepare_cpu_distributed(cfg, launcher: str) -> None:
@@ -248,6 +281,8 @@ def build_runner(cfg, test_only: bool = False):
     saves and loads its checkpoints under the checkpoint policy, which this installs."""
     install_checkpoint_policy()
     cfg.custom_hooks = [*cfg.get('custom_hooks', []), dict(type='vitbench.RunStateHook')]  # lock, exact resume
+    _add_hook_unless_listed(cfg, 'RunIdentityHook')  # run id in checkpoints; a resume that changes the run refused
+    _use_verified_checkpoint_hook(cfg)
     _add_hook_unless_listed(cfg, 'DivergenceHook')  # a non-finite loss stops the run
     _add_ema_hook(cfg)
     if cfg.get('experiment'):
@@ -270,6 +305,19 @@ def _add_ema_hook(cfg) -> None:
         return
     options = {k: v for k, v in ema.items() if k != 'enabled'}
     cfg.custom_hooks = [*cfg.custom_hooks, dict(type='mmengine.EMAHook', **options)]
+
+
+def _use_verified_checkpoint_hook(cfg) -> None:
+    """mmengine's CheckpointHook (the config's, or the default one) becomes ``vitbench.VerifiedCheckpointHook``,
+    with the same arguments: its ``last_checkpoint`` pointer is relative to the work dir."""
+    if cfg.get('default_hooks') is None:
+        cfg.default_hooks = {}  # mmengine merges what is given into its defaults
+    hooks = cfg.default_hooks
+    checkpoint = hooks.get('checkpoint')
+    if checkpoint is None:
+        hooks['checkpoint'] = dict(type='vitbench.VerifiedCheckpointHook', interval=1)  # mmengine's default
+    elif isinstance(checkpoint, dict) and checkpoint.get('type') in ('CheckpointHook', 'mmengine.CheckpointHook'):
+        checkpoint['type'] = 'vitbench.VerifiedCheckpointHook'
 
 
 def _add_hook_unless_listed(cfg, name: str) -> None:

@@ -25,20 +25,25 @@ import json
 import numbers
 import os.path as osp
 import subprocess
+import uuid
 from typing import Dict, Optional
 
 from backbones import create_model
+from backbones.checkpoint import read_checkpoint
 from backbones.complexity import count_flops, count_params
 from backbones.timm_backbones import default_resolution
 from backbones.variants import VARIANTS
 from harness.experiment.eval_set import evaluated_set, schedule_of
 from harness.experiment.lr_curve import recorded_curve
 from harness.experiment.protocol import protocol_of
+from harness.experiment.run_identity import CHECKPOINT_KEY as RUN_KEY
+from harness.experiment.run_identity import run_id_of
 from pretrain.export import origin_of
+from vitbench.engine.checkpoint_integrity import sha256_of
 from vitbench.engine.run_cost import meter_of
 from vitbench.fileio import atomic_write_text
 from vitbench.results import per_image
-from vitbench.results.schema import DIVERGED, fraction_prefixes, task_names, task_of
+from vitbench.results.schema import DIVERGED, EVALUATION, TRAINING, fraction_prefixes, task_names, task_of
 
 _REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -171,9 +176,26 @@ def record_run(runner, metrics: Dict[str, float], training: bool, **extra) -> st
     record['schedule'] = schedule_of(runner) if training else None
     record['lr'] = recorded_curve(runner) if training else None  # the learning-rate curve as computed at start
     record['eval_set'] = None if extra.get('status') else evaluated_set(runner, training)
+    record['run'] = dict(kind=TRAINING, id=run_id_of(runner)) if training else evaluation_of(runner)
     # the metrics whose per-image evidence the last evaluation left beside the record (vitbench.results.per_image)
     record['per_image'] = [m for m in per_image.metrics_in(runner.work_dir) if m in record['metrics']]
     return write_result(runner.work_dir, record)
+
+
+def evaluation_of(runner) -> dict:
+    """``run`` of an evaluation's record: a run id of its own and the checkpoint it scored (path, sha256, and from
+    the checkpoint's meta the training run it came from, whether it is that training's final checkpoint, its epoch
+    and iteration; null where the checkpoint does not say)."""
+    path = runner.cfg.get('load_from')
+    checkpoint = dict(path=None, sha256=None, training_run=None, final=None, epoch=None, iter=None)
+    if isinstance(path, str) and osp.isfile(path):
+        checkpoint.update(path=osp.abspath(path), sha256=sha256_of(path))
+        content = read_checkpoint(path, mmap=True)
+        meta = (content.get('meta') if isinstance(content, dict) else None) or {}
+        run = meta.get(RUN_KEY) if isinstance(meta.get(RUN_KEY), dict) else {}
+        checkpoint.update(training_run=run.get('id'), final=run.get('final'),
+                          **{k: meta[k] for k in ('epoch', 'iter') if isinstance(meta.get(k), int)})
+    return dict(kind=EVALUATION, id=uuid.uuid4().hex[:16], checkpoint=checkpoint)
 
 
 def write_result(work_dir: str, record: dict) -> str:

@@ -5,6 +5,7 @@ import sys
 from typing import List, Optional, Tuple
 
 from vitbench.console import root
+from vitbench.engine.checkpoint_integrity import read_pointer
 
 from .gpus import torchrun
 from .spec import Pipeline, PipelineError, Stage
@@ -23,11 +24,11 @@ class _StageRef:
 
     @property
     def last_checkpoint(self) -> str:
-        pointer = osp.join(self.stage.work_dir, 'last_checkpoint')
-        if not osp.isfile(pointer):
-            raise PipelineError(f"stage '{self.stage.id}' left no checkpoint ({pointer} does not exist)")
-        with open(pointer) as f:
-            return f.read().strip()
+        named = read_pointer(self.stage.work_dir)  # relative to the stage's folder (vitbench writes it so)
+        if not named:
+            pointer = osp.join(self.stage.work_dir, 'last_checkpoint')
+            raise PipelineError(f"stage '{self.stage.id}' left no checkpoint ({pointer} does not exist or is empty)")
+        return named
 
 
 def resolve(pipeline: Pipeline, stage: Stage, value):

@@ -10,6 +10,13 @@ the start, keeping the earlier result as ``result.json.stale`` (:func:`set_aside
 before records existed, or by hand) is judged by its result.json alone. A command stage is done when its
 ``creates`` exists; what it made is not part of the recipes built on it (regenerated data does not make the
 stages that read it run again: delete their folders).
+
+A stage's result is its own run's record only (:func:`stage_record`): a train stage's ``WORK_DIR/result.json`` of
+``run.kind`` 'training', a test stage's evaluation record of the checkpoint it tests
+(``WORK_DIR/eval/<checkpoint name>/result.json``, ``run.kind`` 'evaluation', naming that checkpoint). An evaluation
+record in a training's place is not the training's result (tools/test.py once wrote its record over the training's,
+and the pipeline took the other checkpoint's numbers as the stage's). A record without ``run`` (written before
+records said their kind) is judged as before.
 """
 import hashlib
 import json
@@ -18,10 +25,10 @@ import os.path as osp
 from typing import List, Optional
 
 from vitbench.fileio import atomic_write_text
-from vitbench.results.schema import DIVERGED, task_of
+from vitbench.results.schema import DIVERGED, EVALUATION, TRAINING, evaluation_dir, task_of
 
 from .command import resolve
-from .spec import Pipeline, Stage
+from .spec import Pipeline, PipelineError, Stage
 
 RECORD_NAME = 'stage.json'
 STALE_SUFFIX = '.stale'
@@ -94,39 +101,73 @@ def write_record(pipeline: Pipeline, stage: Stage) -> None:
     atomic_write_text(json.dumps(record, indent=2, sort_keys=True) + '\n', osp.join(stage.work_dir, RECORD_NAME))
 
 
-def set_aside(stage: Stage) -> List[str]:
-    """Make the folder of a changed stage start afresh: its result.json, record and last-checkpoint pointer get
-    ``.stale`` (replacing older ones), so that it is neither done nor resumed. The checkpoints stay (the new run
-    overwrites them). Returns the names set aside."""
+def result_path(pipeline: Pipeline, stage: Stage) -> Optional[str]:
+    """Where the stage's run writes its record: a training ``WORK_DIR/result.json``, a test the evaluation record of
+    its checkpoint (None while that checkpoint is not known: ``{STAGE.last_checkpoint}`` before STAGE ran)."""
+    if stage.kind == 'test':
+        try:
+            weights = resolve(pipeline, stage, stage.spec['weights'])
+        except PipelineError:
+            return None
+        return osp.join(evaluation_dir(stage.work_dir, weights), 'result.json')
+    return osp.join(stage.work_dir, 'result.json')
+
+
+def stage_record(pipeline: Pipeline, stage: Stage) -> Optional[dict]:
+    """The record of the stage's own run, else None (none, unreadable, or of another kind of run: an evaluation
+    where a training's record belongs, or the evaluation of another checkpoint)."""
+    path = result_path(pipeline, stage)
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (OSError, TypeError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    run = record.get('run')
+    if run is None:
+        return record  # written before records said their kind: judged by its presence, as then
+    kind = run.get('kind') if isinstance(run, dict) else None
+    if stage.kind == 'test':
+        checkpoint = run.get('checkpoint') if isinstance(run, dict) else None
+        tested = checkpoint.get('path') if isinstance(checkpoint, dict) else None
+        weights = resolve(pipeline, stage, stage.spec['weights'])
+        same = isinstance(tested, str) and osp.realpath(tested) == osp.realpath(weights)
+        return record if kind == EVALUATION and same else None
+    return record if kind == TRAINING else None
+
+
+def set_aside(stage: Stage, pipeline: Optional[Pipeline] = None) -> List[str]:
+    """Make the folder of a changed stage start afresh: its result.json (a test's evaluation record too), record
+    and last-checkpoint pointer get ``.stale`` (replacing older ones), so that it is neither done nor resumed. The
+    checkpoints stay (the new run overwrites them). Returns the names set aside."""
     moved = []
-    for name in _SET_ASIDE:
-        path = osp.join(stage.work_dir, name)
+    paths = [osp.join(stage.work_dir, name) for name in _SET_ASIDE]
+    own = result_path(pipeline, stage) if pipeline is not None else None
+    for path in paths + ([own] if own and own not in paths else []):
         if osp.isfile(path):
             os.replace(path, path + STALE_SUFFIX)
-            moved.append(name)
+            moved.append(osp.relpath(path, stage.work_dir))
     return moved
 
 
 def is_done(pipeline: Pipeline, stage: Stage) -> bool:
-    """train / test: result.json and the declared outputs exist, from the recipe it has now; command: its
-    ``creates`` exists."""
+    """train / test: its own run's record and the declared outputs exist, from the recipe it has now; command:
+    its ``creates`` exists."""
     if stage.kind in ('train', 'test'):
-        return (osp.isfile(osp.join(stage.work_dir, 'result.json')) and not diverged(stage)
+        record = stage_record(pipeline, stage)
+        return (record is not None and record.get('status') != DIVERGED
                 and not missing_outputs(stage) and not changes(pipeline, stage))
     if stage.kind == 'command' and stage.spec.get('creates'):
         return osp.exists(resolve(pipeline, stage, stage.spec['creates']))
     return False
 
 
-def diverged(stage: Stage) -> str:
+def diverged(pipeline: Pipeline, stage: Stage) -> str:
     """Where the stage's training stopped with a non-finite loss (its result.json ``status`` 'diverged'); ''
     for any other stage. A diverged stage is not done: it runs again."""
-    try:
-        with open(osp.join(stage.work_dir, 'result.json')) as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return ''
-    if not isinstance(record, dict) or record.get('status') != DIVERGED:
+    record = stage_record(pipeline, stage) or {}
+    if record.get('status') != DIVERGED:
         return ''
     where = record.get('diverged') if isinstance(record.get('diverged'), dict) else {}
     return f"diverged at iteration {where.get('iteration')} (loss {where.get('loss')})"
@@ -136,14 +177,11 @@ def missing_outputs(stage: Stage) -> List[str]:
     return [p for p in stage.spec.get('outputs') or [] if not osp.exists(osp.join(stage.work_dir, p))]
 
 
-def key_metric(stage: Stage) -> str:
-    """'mIoU 47.75' from the stage's result.json (its ``metric``, else the task's usual one)."""
-    path = osp.join(stage.work_dir, 'result.json')
-    try:
-        with open(path) as f:
-            record = json.load(f)
-        metrics = record['metrics']
-    except (OSError, ValueError, KeyError, TypeError):
+def key_metric(pipeline: Pipeline, stage: Stage) -> str:
+    """'mIoU 47.75' from the stage's own record (its ``metric``, else the task's usual one)."""
+    record = stage_record(pipeline, stage) or {}
+    metrics = record.get('metrics')
+    if not isinstance(metrics, dict):
         return ''
     # the task's headline metrics; a run without them (MAE pre-training) by its final loss
     task = task_of(record.get('task'))

@@ -45,7 +45,8 @@ from . import leaderboard_stage, preload
 from .command import command_of, launch_of, resolve
 from .eta import SUMMARY_NAME, Eta
 from .gpus import GpuError, GpuPool, visible_gpus
-from .record import changes, diverged, is_done, key_metric, missing_outputs, set_aside, write_record
+from .record import (changes, diverged, is_done, key_metric, missing_outputs, set_aside, stage_record,
+                     write_record)
 from .spec import Pipeline, PipelineError, Stage
 from .stage_log import error_cause, log_tail, progress_of
 from .stage_process import start_stage, stop_stages
@@ -188,7 +189,7 @@ class PipelineRunner:
             self.say(f'{counter} {stage.id}: skipped, {failed[0]} did not finish')
             return StageResult(stage.id, 'blocked', detail=f'{", ".join(failed)} did not finish')
         if is_done(self.pipeline, stage):
-            metric = key_metric(stage)
+            metric = key_metric(self.pipeline, stage)
             self.say(f'{counter} {stage.id}: done before, skipped' + (f' ({metric})' if metric else ''))
             return StageResult(stage.id, 'cached', metric=metric, detail='result.json exists')
         start = time.time()
@@ -203,7 +204,7 @@ class PipelineRunner:
                                     'wait for it to end, or stop it')
             changed = changes(self.pipeline, stage)
             if changed:  # neither its result nor its checkpoint pointer is of this recipe: not done, not resumed
-                kept = ', '.join(f'{name}.stale' for name in set_aside(stage))
+                kept = ', '.join(f'{name}.stale' for name in set_aside(stage, self.pipeline))
                 self.say(f'{counter} {stage.id}: its recipe changed since it ran ({"; ".join(changed)}): it runs '
                          'again from the start' + (f', the earlier files kept as {kept}' if kept else ''))
             argv = self._command(stage)
@@ -228,7 +229,7 @@ class PipelineRunner:
         seconds = time.time() - start
         if self._stopping:
             return StageResult(stage.id, 'interrupted', seconds, log=log)
-        where = diverged(stage) if returncode == DIVERGED_EXIT_STATUS else ''
+        where = diverged(self.pipeline, stage) if returncode == DIVERGED_EXIT_STATUS else ''
         if where:  # recorded as such (result.json status 'diverged'): reported, never tabulated as a number
             self.say(f'{counter} {stage.id}: DIVERGED after {_duration(seconds)}: {where}; nothing exported, the '
                      f'stages after it are skipped (log {log})')
@@ -236,12 +237,12 @@ class PipelineRunner:
         if returncode != 0:
             cause = error_cause(log, offset)
             detail = f'exit status {returncode}' + (f': {cause}' if cause else '')
-        elif stage.kind in ('train', 'test') and not osp.isfile(osp.join(stage.work_dir, 'result.json')):
-            detail = 'finished without writing result.json'
+        elif stage.kind in ('train', 'test') and stage_record(self.pipeline, stage) is None:
+            detail = 'finished without writing its result.json'
         elif missing_outputs(stage):
             detail = f'finished without writing {", ".join(missing_outputs(stage))}'
         else:
-            metric = key_metric(stage)
+            metric = key_metric(self.pipeline, stage)
             if self.eta:
                 self.eta.ended(stage, 'ran', seconds)
             self.say(f'{counter} {stage.id}: ok in {_duration(seconds)}' + (f', {metric}' if metric else '')

@@ -29,6 +29,12 @@ def resumes_from_latest(runner) -> bool:
     return bool(runner._resume) and runner._load_from is None
 
 
+def resumes(runner) -> bool:
+    """The runner resumes a training (``--resume``, with or without a path), rather than starting one or loading
+    weights only (``load_from``). Reads ``Runner._resume``, as :func:`resumes_from_latest`."""
+    return bool(runner._resume)
+
+
 def wrap_iter_loop_batches(loop, wrap: Callable) -> None:
     """Replace an ``IterBasedTrainLoop``'s batch iterator by ``wrap(iterator)``.
 

@@ -3,8 +3,9 @@
 mmengine writes every local file through ``LocalBackend.put``; the backend :func:`install_atomic_writes`
 registers writes through :func:`vitbench.fileio.atomic_open`, so a killed run never leaves a half-written ``.pth``
 behind, and an old checkpoint that ``max_keep_ckpts`` retires is removed only after its successor is written.
-(The ``last_checkpoint`` pointer is not covered: mmengine's CheckpointHook writes it with a plain ``open``; an
-empty or dangling pointer makes ``--resume`` stop with one line, see ``vitbench.engine.run_state``.)
+Each ``.pth`` gets its sha256 beside it (``NAME.pth.sha256``, ``vitbench.engine.checkpoint_integrity``), checked
+before any load. (The ``last_checkpoint`` pointer is written by ``vitbench.VerifiedCheckpointHook``, relative to the
+work dir; an empty or dangling pointer makes ``--resume`` stop with one line, see ``vitbench.engine.run_state``.)
 """
 import os
 import os.path as osp
@@ -13,6 +14,8 @@ from typing import Dict, List
 from mmengine.fileio import LocalBackend, register_backend
 
 from vitbench.fileio import atomic_write_bytes, atomic_write_text
+
+from .checkpoint_integrity import digest_path, write_digest
 
 # folder -> checkpoints whose removal waits for the next checkpoint written there (module-level: mmengine makes
 # a new backend object per get_file_backend call, so the remove and the next put reach different instances)
@@ -31,9 +34,12 @@ class AtomicLocalBackend(LocalBackend):
     def put(self, obj: bytes, filepath) -> None:
         atomic_write_bytes(obj, str(filepath))
         if str(filepath).endswith('.pth'):
+            write_digest(str(filepath), obj)  # after the checkpoint: a hash never vouches for a file not yet whole
             for old in _PENDING_REMOVALS.pop(_folder(filepath), []):
                 if osp.abspath(old) != osp.abspath(str(filepath)) and osp.isfile(old):
                     os.remove(old)
+                    if osp.isfile(digest_path(old)):
+                        os.remove(digest_path(old))
 
     def put_text(self, obj: str, filepath, encoding: str = 'utf-8') -> None:
         atomic_write_text(obj, str(filepath), encoding)

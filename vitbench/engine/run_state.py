@@ -3,7 +3,8 @@
 * **One training per work dir.** Training takes ``WORK_DIR/run.lock`` (:class:`vitbench.fileio.FolderLock`,
   holding its pid and host) before it loads or saves a checkpoint there; a second training in that dir stops
   with exit status 2 and one line naming the first. The kernel frees the lock when its holder dies, however it
-  dies. Testing takes no lock: evaluating a checkpoint of a running training is fine.
+  dies. A test (tools/test.py) locks its own folder, ``WORK_DIR/eval/<checkpoint>``: evaluating a checkpoint of a
+  running training is fine.
 * **No unfinished writes.** With the lock held nobody else writes there, so every ``.NAME.XXXXXXXX.tmp`` the
   atomic writer left when a process was killed mid-write is stale: removed, each with a line in the log. A
   ``--resume`` that finds no checkpoint says so (it starts from the beginning); a ``last_checkpoint`` that names
@@ -28,10 +29,10 @@ import numpy as np
 import torch
 from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop, IterBasedTrainLoop
-from mmengine.runner.checkpoint import find_latest_checkpoint
 from torch.utils.data import get_worker_info
 
 from vitbench.compat.mmengine import built_train_loop, resumes_from_latest, wrap_iter_loop_batches
+from vitbench.engine.checkpoint_integrity import read_pointer
 from vitbench.fileio import RUN_LOCK, FolderInUse, FolderLock, remove_unfinished_writes
 from vitbench.registry import HOOKS
 
@@ -159,7 +160,8 @@ class RunStateHook(Hook):
     def before_run(self, runner) -> None:
         if runner.rank != 0:
             return
-        # a test takes the lock too: run in a training's work dir, it would overwrite that training's result.json
+        # a test takes the lock of its own folder (WORK_DIR/eval/<checkpoint>): two tests of one checkpoint there
+        # would write one record
         self._lock = FolderLock(runner.work_dir, RUN_LOCK)
         try:
             dead = self._lock.acquire()
@@ -179,7 +181,7 @@ class RunStateHook(Hook):
 
     @staticmethod
     def _check_pointer(runner) -> None:
-        latest = find_latest_checkpoint(runner.work_dir)
+        latest = read_pointer(runner.work_dir)  # relative to the work dir (a copied dir names its own files)
         if latest is None:
             runner.logger.warning(f'--resume: no checkpoint to resume from in {runner.work_dir} (none was '
                                   'completed): training starts from the beginning')

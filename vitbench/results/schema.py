@@ -6,6 +6,7 @@ and the few ways a task is read differently (a pre-training's price, a fine-tune
 registers no task: each task's package declares its own record (:func:`register`, in a torch-free module of its
 own) and registers it when it is imported; readers of results that import no task package load the records first.
 Adding a task: docs/extending-task.md. The full record is described in docs/architecture.md."""
+import os.path as osp
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -14,6 +15,20 @@ from typing import Dict, Optional, Tuple
 DIVERGED = 'diverged'
 DIVERGED_EXIT_STATUS = 3  # tools/train.py's exit status then; the pipeline reports the stage as diverged
 DEFAULT_ORDER = 1000  # a task that names no place: after the suite's
+
+# result.json "run": {"kind": TRAINING | EVALUATION, "id": ...}. A training's record is WORK_DIR/result.json; an
+# evaluation (tools/test.py) writes its own, WORK_DIR/eval/<checkpoint name without .pth>/result.json, naming the
+# checkpoint it scored ("run.checkpoint": path, sha256, the training run it came from and whether it is that
+# training's final checkpoint): it never replaces a training's record.
+TRAINING, EVALUATION = 'training', 'evaluation'
+EVALUATIONS = 'eval'
+
+
+def evaluation_dir(work_dir: str, checkpoint: str) -> str:
+    """Where tools/test.py of ``checkpoint`` with ``--work-dir work_dir`` writes its record, logs and evidence."""
+    name = osp.basename(str(checkpoint))
+    stem = name[:-len('.pth')] if name.endswith('.pth') else name
+    return osp.join(str(work_dir), EVALUATIONS, stem or 'checkpoint')
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,10 @@ seed) that fill a cell with different values are a :class:`Conflict`: the newest
 both values. A cell is one experiment (:mod:`vitbench.results.experiment`): runs of one row and column under another
 protocol, digest, schedule as run or evaluation set fill columns of their own, never averaged (``Table.splits`` says
 why); a diverged run fills no row (``Table.failed``).
+An evaluation record (tools/test.py: ``run.kind`` 'evaluation') is a result of its checkpoint's experiment only when
+that checkpoint is its training's final one (``run.checkpoint.final``), or when the checkpoint does not say (a file
+vitbench did not train: what the record's own config and ``experiment`` say it is); the evaluation of an
+intermediate checkpoint (``final`` false: an epoch before the end) fills no row, and is named in the warnings.
 Cells no run fills stay empty (``None``), never zero. Each row also carries the price of its numbers from the
 runs' ``cost``: device-hours of its pre-training, of each cell's task, in all, and the peak memory.
 Reading and checking a result.json is :mod:`vitbench.results.result_file`; what it fills,
@@ -49,7 +53,7 @@ from .record_cells import (cells_of, columns_of, diverged_where, finetune_res, r
                            res_label)
 from .result_file import LeaderboardError, config_name, find_results, read_result  # noqa: F401
 from .rows import TOLERANCE, Cell, Conflict, Entry, Row, RowKey, Seed, Table  # noqa: F401
-from .schema import DIVERGED
+from .schema import DIVERGED, EVALUATION
 from .stats import Summary, summarize
 
 _RECIPE_ORDER = ('supervised', 'supervised_distilled', 'mae', 'dmae')  # then others by name, scratch last
@@ -145,6 +149,13 @@ def _failed_line(path: str, record: dict) -> str:
             f"{record['dataset']}: {diverged_where(record)}: {path}")
 
 
+def _intermediate_evaluation(record: dict) -> bool:
+    run = record.get('run')
+    checkpoint = run.get('checkpoint') if isinstance(run, dict) else None
+    return (run.get('kind') == EVALUATION and isinstance(checkpoint, dict)
+            and checkpoint.get('final') is False) if isinstance(run, dict) else False
+
+
 def _top_priority(entries: List[Entry]) -> List[Entry]:
     top = max(e.priority for e in entries)
     return [e for e in entries if e.priority == top]
@@ -159,7 +170,7 @@ def _with_config(column: Column, config: str) -> Column:
 
 def build_table(paths: Sequence[str]) -> Table:
     """The measured table from every result.json under ``paths`` (see the module docstring)."""
-    records, rejected, failed = [], [], []
+    records, rejected, failed, skipped = [], [], [], []
     for path in find_results(paths):  # every bad file is named, and the board of the good ones still made
         try:
             record = read_result(path)
@@ -168,6 +179,9 @@ def build_table(paths: Sequence[str]) -> Table:
             continue
         if record.get('status') == DIVERGED:  # listed in its own section, never in a row
             failed.append(_failed_line(path, record))
+        elif _intermediate_evaluation(record):
+            skipped.append(f'{path}: an evaluation of {record["run"]["checkpoint"].get("path")}, not the final '
+                           'checkpoint of its training: in no row')
         else:
             records.append((path, record))
     by_row: Dict[RowKey, List[dict]] = collections.defaultdict(list)
@@ -218,7 +232,7 @@ def build_table(paths: Sequence[str]) -> Table:
     for key, recs in by_row.items():
         row_price(rows[key], recs)
     conflicts: List[Conflict] = []
-    warnings: List[str] = []
+    warnings: List[str] = list(skipped)
     for (key, column), entries in cells.items():
         by_seed = _newest_by_seed(entries)
         _aggregate(key, column, by_seed, rows[key], conflicts)
