@@ -53,16 +53,17 @@ def test_distillation_from_a_timm_teacher_file_leaves_predictions_and_their_disa
     class_dir = tmp_path / 'class_head'
     _run('tools/test.py', CONFIG, train_dir / 'epoch_1.pth', '--work-dir', class_dir, '--cfg-options',
          f'model.distillation.teacher.checkpoint={teacher}', 'model.distill_inference=class_head', *options)
+    class_eval = class_dir / 'eval' / 'epoch_1'  # tools/test.py's own record (docs/reliability.md)
     out = tmp_path / 'analysis'
     spec = importlib.util.spec_from_file_location('analyze_tool', REPO / 'tools' / 'analyze.py')
     analyze = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(analyze)  # in this process: one interpreter start less
-    assert analyze.main(['disagreement', '--runs', f'joint={train_dir}', f'class={class_dir}', '--out', str(out)]) == 0
+    assert analyze.main(['disagreement', '--runs', f'joint={train_dir}', f'class={class_eval}', '--out', str(out)]) == 0
     table = capsys.readouterr().out
     result = json.loads((out / 'disagreement.json').read_text())
     assert result['models'] == ['groundtruth', 'joint', 'class'] and 'groundtruth' in table
     top1 = record['metrics']['top1']
     assert result['pairs']['groundtruth|joint']['disagreement'] == pytest.approx(1 - top1 / 100)
-    class_top1 = json.loads((class_dir / 'result.json').read_text())['metrics']['top1']
+    class_top1 = json.loads((class_eval / 'result.json').read_text())['metrics']['top1']
     assert result['pairs']['groundtruth|class']['disagreement'] == pytest.approx(1 - class_top1 / 100)
     assert 0 <= result['pairs']['joint|class']['disagreement'] <= 1 and result['pairs']['joint|class']['images'] == 40
