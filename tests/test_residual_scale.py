@@ -164,3 +164,9 @@ def test_each_scheme_trains_a_few_steps(scheme):
     assert losses[-1] < losses[0]
     for name, g in gammas(model).items():
         assert torch.equal(g, start[name]) == (scheme == 'frozen'), name
+
+
+def test_an_epsilon_written_as_a_string_is_refused():
+    # YAML 1.1 reads 1e-06 (no dot) as a string: the map writes 1.0e-6; a string that slipped through is one line
+    with pytest.raises(ValueError, match="init_values='1e-06': expected a float, None or 'by_depth'"):
+        tiny(init_values='1e-06')
