@@ -76,3 +76,31 @@ def test_talking_heads_in_the_vit_is_cait_attention():
     for blk in model.blocks:
         x = blk(x)
     torch.testing.assert_close(model(imgs), model.head(model.norm(x)[:, 0]))
+
+
+def test_a_distillation_token_in_cait_class_attention_queries_beside_the_class_token():
+    # thesis Table 3.14: the distillation token joins the class token at the input of the class-attention stage;
+    # each of the two queries attends over both tokens and the patches, as timm's CaiT block does for its one query
+    torch.manual_seed(0)
+    model = create_model('cait_xxs24_224', img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2,
+                         num_classes=5, distilled=True, init_values=0.5).eval()
+    with torch.no_grad():
+        model.cls_token.normal_()
+        model.dist_token.normal_()
+    imgs = torch.randn(2, 3, 32, 32)
+    patches = model.last_hidden(imgs).tokens
+    cls, dist = (t.expand(2, -1, -1) for t in (model.cls_token, model.dist_token))
+    for blk in model.blocks_token_only:
+        ref = LayerScaleBlockClassAttn(32, 2, qkv_bias=True, init_values=0.5,
+                                       norm_layer=lambda d, **kw: torch.nn.LayerNorm(d, eps=1e-6, **kw))
+        state = {k.replace('ls1.gamma', 'gamma_1').replace('ls2.gamma', 'gamma_2'): v
+                 for k, v in blk.state_dict().items()}
+        ref.load_state_dict(state)
+        cls, dist = ref(torch.cat([dist, patches], 1), cls), ref(torch.cat([cls, patches], 1), dist)
+    tokens = model.norm(torch.cat([cls, dist], 1))
+    logits, logits_dist = model.forward_heads(imgs)
+    torch.testing.assert_close(logits, model.head(tokens[:, 0]))
+    torch.testing.assert_close(logits_dist, model.head_dist(tokens[:, 1]))
+    torch.testing.assert_close(model(imgs), (logits + logits_dist) / 2)  # eval: the mean of the two heads
+    with pytest.raises(ValueError, match='needs depth_token_only > 0'):
+        create_model('cait_xxs24_224', depth_token_only=0, global_pool='', distilled=True)

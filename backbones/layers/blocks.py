@@ -187,8 +187,10 @@ class ClassAttentionBlock(Block):
                          norm_layer, act_layer, attn_layer=ClassAttention)
 
     def forward(self, x: torch.Tensor, cls_token: torch.Tensor, return_attn: Optional[str] = None):
-        """x: (B, N, C) patch tokens, cls_token: (B, 1, C); returns the updated class token."""
-        y = self.attn(self.norm1(torch.cat([cls_token, x], dim=1)), return_attn=return_attn)
+        """x: (B, N, C) patch tokens, cls_token: (B, 1, C) (or (B, n, C): a class and a distillation token, each
+        querying all of them and the patches); returns the updated token(s)."""
+        y = self.attn(self.norm1(torch.cat([cls_token, x], dim=1)), return_attn=return_attn,
+                      num_queries=cls_token.shape[1])
         if return_attn is not None:
             y, attn = y
         cls_token = residual(cls_token, y, self.ls1, self.drop_path1)
