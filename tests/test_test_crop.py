@@ -20,6 +20,9 @@ def test_the_key_sets_every_evaluation_crop():
     assert cfg.test_crop_ratio == 1.0 and apply_test_crop_ratio(cfg) == 2 and crops(cfg) == [1.0, 1.0]
     cfg.merge_from_dict({'test_crop_ratio': 0.875})
     assert apply_test_crop_ratio(cfg) == 2 and crops(cfg) == [0.875, 0.875]
+    cfg.merge_from_dict({'test_img_size': 256})
+    assert apply_test_crop_ratio(cfg) == 2 and [t['size'] for t in cfg.val_dataloader.dataset.pipeline
+                                                if t['type'] == 'ResizeCenterCrop'] == [256]
     deit = Config.fromfile(str(REPO / 'configs/pretrain/deit_small_in1k_300e.py'))
     before = crops(deit)
     assert apply_test_crop_ratio(deit) == 0 and crops(deit) == before  # absent: nothing changes
@@ -29,6 +32,11 @@ def test_a_bad_ratio_or_no_crop_is_one_line():
     cfg = Config(dict(test_crop_ratio=1.5, val_dataloader=dict(dataset=dict(pipeline=[]))))
     with pytest.raises(ValueError, match=r'test_crop_ratio=1.5: expected the crop ratio, a number in \(0, 1\]'):
         apply_test_crop_ratio(cfg)
+    cfg.test_crop_ratio = None
+    cfg.test_img_size = 25.6
+    with pytest.raises(ValueError, match='test_img_size=25.6: expected the evaluation crop side in pixels'):
+        apply_test_crop_ratio(cfg)
+    cfg.test_img_size = None
     cfg.test_crop_ratio = 0.9
     with pytest.raises(ValueError, match='no ResizeCenterCrop'):
         apply_test_crop_ratio(cfg)
