@@ -2,7 +2,7 @@
 hMLP stem, the 12-head ViT-Tiny of MAE-lite, average pooling with fc_norm (MAE fine-tuning), windowed
 attention (ViTDet) and dense multi-level outputs.
 """
-from typing import Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple
 
 import torch
 from mmengine.model import BaseModule
@@ -239,7 +239,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         # no stochastic depth in the class-attention blocks (official cait_models.py: drop_path=0.0)
         self.blocks_token_only = nn.ModuleList([
             ClassAttentionBlock(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias,
-                                init_values=self.residual_scheme, attn_drop=attn_drop_rate, proj_drop=proj_drop_rate, norm_layer=norm_layer)
+                                init_values=self.residual_scheme, attn_drop=attn_drop_rate,
+                                proj_drop=proj_drop_rate, norm_layer=norm_layer)
             for _ in range(depth_token_only)]) if depth_token_only else None
         if use_rel_pos:  # new parameters: checkpoints (pretrained without them) may lack them
             self.checkpoint_may_miss = self.checkpoint_may_miss + tuple(

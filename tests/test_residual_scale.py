@@ -65,7 +65,8 @@ def test_a_block_is_timms_block_with_layerscale(scheme):
     with torch.no_grad():
         for g in (blk.ls1.gamma, blk.ls2.gamma):
             g.mul_(torch.linspace(0.5, 2., g.numel()))
-    ref = TimmBlock(32, 2, qkv_bias=True, init_values=1., norm_layer=lambda d, **kw: torch.nn.LayerNorm(d, eps=1e-6, **kw))
+    ref = TimmBlock(32, 2, qkv_bias=True, init_values=1.,
+                    norm_layer=lambda d, **kw: torch.nn.LayerNorm(d, eps=1e-6, **kw))
     state = {k: (v.expand(32).clone() if k.endswith('gamma') else v) for k, v in blk.state_dict().items()}
     ref.load_state_dict(state)
     x = torch.randn(2, 17, 32)

@@ -1,7 +1,7 @@
 # CaiT-M48↑448Υ: the 448 fine-tuning of the 400-epoch distilled CaiT-M48 (configs/pretrain/cait_m48_in1k_400e.py),
 # CaiT Table 5 / thesis Table 3.17 "CaiT-M48↑448Υ": the schedule of ./cait_m36_ft384.py (DeiT's fine-tune at a higher
-# resolution) at 448, drop path 0.4 (thesis Table 3.16), LayerScale 1e-6 (the variant). Position embeddings 14x14 -> 28x28.
-# Expected: 86.5 / ReaL 90.2 / V2 76.9 (Table 5).
+# resolution) at 448, drop path 0.4 (thesis Table 3.16), LayerScale 1e-6 (the variant). Position embeddings 14x14 ->
+# 28x28. Expected: 86.5 / ReaL 90.2 / V2 76.9 (Table 5).
 #   python tools/train.py configs/finetune/cait_m48_ft448.py --amp [--checkpoint PATH]
 _base_ = ['./cait_m36_ft384.py']
 
