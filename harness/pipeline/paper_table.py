@@ -9,9 +9,10 @@ way. Its stages:
   ``cfg_options``, and ``--backbone`` where the map swaps the backbone; named after the config
   (``upernet_deit3_s``), with what the run changes (``cait_s24_in1k_400e__distillation_None``, ``..._on_VARIANT``,
   and ``..._from_PRETRAINING`` where the table runs the config after several pre-trainings);
-* one pre-training stage per config the rows' ``needs`` name (once for every row that needs it, or the row's own
-  stage where a row of the table runs that config unchanged); the rows that need it depend on it and start from its
-  ``backbone.pth`` (``--checkpoint``). Rows that need nothing are independent stages;
+* one pre-training stage per config (with its ``cfg_options``) the rows' ``needs`` name (once for every row that
+  needs it, or the row's own stage where a row of the table runs that config with the same options); the rows that
+  need it depend on it and start from its ``backbone.pth`` (``--checkpoint``). Rows that need nothing are
+  independent stages;
 * ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
   in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``.
 
@@ -92,10 +93,11 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
 
     stages: Dict[tuple, dict] = {}
     models: Dict[tuple, List[str]] = {}
-    needs: Dict[tuple, str] = {}
+    needs: Dict[tuple, Run] = {}
     for model, run in runs:
-        key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs)
-        needs[key] = run.needs
+        key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
+               json.dumps(run.needs_options, sort_keys=True))
+        needs[key] = Run(run.needs, dict(run.needs_options)) if run.needs else None
         if key not in stages:  # two rows the same run (e.g. one config, two columns): one stage
             stages[key] = dict(name=name_of(run.config, run), config=run.config, per_backbone=False)
             if run.cfg_options:
@@ -103,17 +105,24 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
             if run.backbone:
                 stages[key]['args'] = ['--backbone', run.backbone]
         models.setdefault(key, []).append(model)
-    pretrain: Dict[str, dict] = {}
+    pretrain: Dict[tuple, dict] = {}
     for key, stage in list(stages.items()):
-        config = needs[key]
-        if not config:
+        need = needs[key]
+        if need is None:
             continue
-        if config not in pretrain:  # a row of the table that runs the config unchanged, else a stage of its own
-            own = next((s for s in stages.values() if s['config'] == config and not s.get('cfg_options')
+        which = (need.config, json.dumps(need.cfg_options, sort_keys=True))
+        if which not in pretrain:  # a row of the table that runs the config so, else a stage of its own
+            own = next((s for s in stages.values() if s['config'] == need.config
+                        and (s.get('cfg_options') or {}) == need.cfg_options
                         and not s.get('args') and not s.get('depends_on')), None)
-            pretrain[config] = own or dict(name=name_of(config), config=config, per_backbone=False)
-            pretrain[config]['outputs'] = ['backbone.pth']
-        name = pretrain[config]['name']
+            if own is None:
+                own = dict(name=name_of(need.config, need if need.cfg_options else None), config=need.config,
+                           per_backbone=False)
+                if need.cfg_options:
+                    own['cfg_options'] = dict(need.cfg_options)
+            pretrain[which] = own
+            pretrain[which]['outputs'] = ['backbone.pth']
+        name = pretrain[which]['name']
         stage.update(depends_on=[name], checkpoint=f'{{{name}}}/backbone.pth')
     out = [(s, []) for s in pretrain.values() if s not in stages.values()]
     out += [(stages[r], models[r]) for r in stages]

@@ -39,11 +39,22 @@ _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 class Run:
     """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given;
     ``needs``: the pre-training config whose exported ``backbone.pth`` it starts from (``tools/pipeline.py --table``
-    runs that first and passes it as ``--checkpoint``)."""
+    runs that first and passes it as ``--checkpoint``), run with ``needs_options`` (the map's
+    ``needs: {config: path, cfg_options: {...}}``: e.g. the pre-training without its distillation)."""
     config: str
     cfg_options: Dict[str, object] = field(default_factory=dict)
     backbone: str = ''
     needs: str = ''
+    needs_options: Dict[str, object] = field(default_factory=dict)
+
+
+def _needs(value) -> tuple:
+    """The map's ``needs`` (a config path, or ``{config: path, cfg_options: {...}}``) as (config, options)."""
+    if isinstance(value, dict):
+        if set(value) - {'config', 'cfg_options'} or not isinstance(value.get('cfg_options') or {}, dict):
+            raise TypeError(value)
+        return value['config'], dict(value.get('cfg_options') or {})
+    return value or '', {}
 
 
 @dataclass
@@ -84,14 +95,16 @@ def row_runs(row: dict) -> List[Run]:
     """Every way a row runs: its leaderboard ``config``s, then its ``run``s (each with the row's ``needs``, unless a
     ``run`` names its own)."""
     configs = row.get('config') or []
-    needs = row.get('needs') or ''
-    runs = [Run(c, needs=needs) for c in ([configs] if isinstance(configs, str) else configs)]
+    needs, needs_options = _needs(row.get('needs'))
+    runs = [Run(c, needs=needs, needs_options=needs_options)
+            for c in ([configs] if isinstance(configs, str) else configs)]
     spec = row.get('run') or []
     for item in [spec] if isinstance(spec, (str, dict)) else spec:
         if isinstance(item, str):
             item = dict(config=item)
+        own = _needs(item['needs']) if item.get('needs') else (needs, needs_options)
         runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
-                        item.get('needs') or needs))
+                        *own))
     return runs
 
 
@@ -141,8 +154,10 @@ def _table(document: str, spec, where: str) -> MapTable:
         try:
             runs = row_runs(row)
         except (KeyError, TypeError, AttributeError):
-            raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r}, expected a config path, "
-                                   '{config: path, cfg_options: {...}, backbone: variant} or a list of them')
+            raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r} (needs: "
+                                   f"{row.get('needs')!r}), expected a config path, {{config: path, cfg_options: "
+                                   "{...}, backbone: variant} or a list of them (needs: a config path or {config: "
+                                   "path, cfg_options: {...}})")
         bad = [c for r in runs for c in ((r.config, r.needs) if r.needs else (r.config,))
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
