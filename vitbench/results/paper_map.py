@@ -2,7 +2,8 @@
 "Three things", MAE-lite), and each figure whose numbers a user would rerun, has one entry, its one home, in
 ``vitbench/results/papers/<document>.yaml``: its rows with the paper's numbers, for each own row the config that
 reproduces it (``config``: as the leaderboard links it; ``run``: a config, a base config plus ``cfg_options``, or a
-swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` the row starts from), its protocol, and
+swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` the row starts from, or
+``{config: path, cfg_options: {...}}`` for that config run with overrides), its protocol, and
 why the rest does not run. ``papers/board.yaml`` names the tables the
 leaderboard shows, in its order (:func:`vitbench.results.paper.load_paper_tables` reads their rows from here).
 
