@@ -40,3 +40,13 @@ def test_a_bad_ratio_or_no_crop_is_one_line():
     cfg.test_crop_ratio = 0.9
     with pytest.raises(ValueError, match='no ResizeCenterCrop'):
         apply_test_crop_ratio(cfg)
+
+
+def test_the_keys_are_cfg_options_something_reads():
+    # the config check refuses a top-level option nothing reads: these two the evaluation pipelines read
+    from harness.experiment.config_checks import config_problems
+    cfg = Config.fromfile(str(REPO / 'configs/pretrain/cait_s36_in1k_400e.py'))
+    keys = set(cfg.keys())
+    options = {'test_crop_ratio': 0.875, 'test_img_size': 256}
+    cfg.merge_from_dict(options)
+    assert not [p for p in config_problems(cfg, options, keys) if 'test_' in p]
