@@ -12,8 +12,12 @@ from torch import nn
 from .block_walk import gather_tokens
 from .contract import FamilyModel
 from .family import Family, register_family
-from .layers import (Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
-                     resample_pos_embed)
+from .layers import (Block, ClassAttentionBlock, HMLPStem, ParallelBlock, PatchEmbed, TalkingHeadAttention,
+                     drop_path_rates, is_rel_pos_key, resample_pos_embed)
+from .layers.residual_scale import apply_scheme_init, check_scheme_blocks
+from .layers.residual_scale import residual_scale as scheme_of
+
+ATTN_LAYERS = {'standard': None, 'talking_heads': TalkingHeadAttention}  # None: the Block's default Attention
 
 
 def layer_norm(eps: float):
@@ -122,7 +126,21 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
             patch size work at run time (the table is interpolated bicubically).
         global_pool: 'token' (class token), 'avg' (mean of the patch tokens, followed by ``fc_norm`` instead
             of the final norm, as MAE fine-tuning) or '' (no pooling).
-        init_values: LayerScale init (DeiT III: 1e-4); None disables LayerScale.
+        init_values: LayerScale init ε (DeiT III: 1e-4), or 'by_depth' (CaiT's rule: 0.1 up to depth 18, 1e-5 at
+            24, 1e-6 deeper); None disables LayerScale.
+        residual_scale: how each residual branch is weighted (backbones/layers/residual_scale.py, CaiT Table 1):
+            'none', 'layerscale' (per channel, ε), 'rezero' (scalar α = 0), 'scalar' (α = ε), 'fixup', 't_fixup'
+            (α = 1 with the init of those papers, pre-norm kept as CaiT ran them); None: 'layerscale' where
+            ``init_values`` is set, else 'none'.
+        layer_scale_init: LayerScale's init, 'const' (every value ε), 'zero' or 'uniform' (U[0, 2ε]) (thesis
+            Table 3.12).
+        residual_scale_trainable: False freezes the scales (thesis §3.5.3: re-training with fixed weights);
+            ``residual_scale_from`` (a checkpoint, e.g. a LayerScale training's backbone.pth) sets them first.
+        attn_layer: 'standard' or 'talking_heads' (Shazeer et al., 2020; CaiT Table 4's "+ talking-heads").
+        cls_insert_layer: the block before which the class (and distillation) token joins: 0 as ViT; k > 0 holds
+            it out of blocks 0 .. k-1, unchanged and unseen (CaiT Table 2's late insertion; thesis Table 3.13).
+        depth_token_only: class-attention blocks after the trunk (CaiT §3): the class token skips the
+            self-attention blocks and only these update it, reading the patches ("12 + 2" on DeiT-S).
         distilled: add DeiT's distillation token and head; in eval the logits are the mean of both heads.
         no_embed_class: position embeddings for the patch tokens only (DeiT III, CaiT official code).
         num_parallel: branches per block (three-things parallel ViT); ``depth`` counts parallel layers.
@@ -160,6 +178,9 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
                  global_attn_indexes: Sequence[int] = (), use_rel_pos: bool = False, rel_pos_bias: bool = False,
+                 residual_scale: Optional[str] = None, layer_scale_init: str = 'const',
+                 residual_scale_trainable: bool = True, residual_scale_from: Optional[str] = None,
+                 attn_layer: str = 'standard', cls_insert_layer: int = 0, depth_token_only: int = 0,
                  init_cfg=None):
         super().__init__(init_cfg=init_cfg)
         if global_pool not in ('token', 'avg', ''):
@@ -176,6 +197,15 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                              'of them, and window_size=0 with rel_pos_bias')
         if stem not in ('linear', 'hmlp'):
             raise ValueError(f"stem must be 'linear' or 'hmlp', got {stem!r}")
+        _check_class_token_options(depth, class_token, distilled, global_pool, num_parallel, cls_insert_layer,
+                                   depth_token_only)
+        if attn_layer not in ATTN_LAYERS:
+            raise ValueError(f'attn_layer must be one of {tuple(ATTN_LAYERS)}, got {attn_layer!r}')
+        if attn_layer != 'standard' and (window_size or use_rel_pos):
+            raise ValueError(f"attn_layer={attn_layer!r} attends globally: no window_size, no use_rel_pos")
+        self.residual_scheme = scheme_of(residual_scale, init_values, depth, layer_scale_init,
+                                         residual_scale_trainable)
+        self.attn_kind = attn_layer
         norm_layer = layer_norm(norm_eps)
         use_fc_norm = global_pool == 'avg' if fc_norm is None else fc_norm
 
@@ -195,6 +225,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
             torch.zeros(1, self.patch_embed.num_patches + self.pos_embed_prefix, embed_dim))
 
         block, extra = (Block, {}) if num_parallel == 1 else (ParallelBlock, dict(num_parallel=num_parallel))
+        if ATTN_LAYERS[attn_layer] is not None:
+            extra['attn_layer'] = ATTN_LAYERS[attn_layer]
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
         windows = [0 if i in global_attn_indexes else window_size for i in range(depth)]
         # a block's relative positions span its attention grid: its window, or the whole token grid
@@ -204,11 +236,22 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         if rel_pos_bias:
             extra = dict(extra, rel_pos_kind='beit')
         self.blocks = nn.ModuleList([
-            block(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, init_values=init_values,
+            block(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, init_values=self.residual_scheme,
                   drop_path=dpr[i], attn_drop=attn_drop_rate, proj_drop=proj_drop_rate, norm_layer=norm_layer,
                   window_size=windows[i], num_prefix_tokens=self.num_prefix_tokens,
                   rel_pos_size=rel_pos_sizes[i], **extra)
             for i in range(depth)])
+        check_scheme_blocks(self.residual_scheme, self.blocks)
+        # a late class token: held out of the blocks before it (all of them ahead of a class-attention stage)
+        self.cls_insert_layer = depth if depth_token_only else cls_insert_layer
+        for blk in self.blocks[:self.cls_insert_layer]:
+            blk.held_prefix, blk.num_prefix_tokens = self.num_prefix_tokens, 0
+        # no stochastic depth in the class-attention blocks (official cait_models.py: drop_path=0.0)
+        self.blocks_token_only = nn.ModuleList([
+            ClassAttentionBlock(embed_dim, num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias,
+                                init_values=self.residual_scheme, attn_drop=attn_drop_rate,
+                                proj_drop=proj_drop_rate, norm_layer=norm_layer)
+            for _ in range(depth_token_only)]) if depth_token_only else None
         if self.use_rel_pos:  # new parameters: checkpoints (pretrained without them) may lack them
             self.checkpoint_may_miss = self.checkpoint_may_miss + tuple(
                 name for name, _ in self.named_parameters() if is_rel_pos_key(name))
@@ -219,6 +262,32 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         self.head_dist = (nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()) \
             if distilled else None
         self._init_weights()
+        if not next(self.parameters()).is_meta:
+            apply_scheme_init(self.residual_scheme, self.blocks, self.head)
+        if residual_scale_from is not None:
+            self.load_residual_scales(residual_scale_from)
+
+    def load_residual_scales(self, path: str) -> None:
+        """Set every residual branch's scale (``*.ls1.gamma``, ``*.ls2.gamma``, ``*.ls.gamma``) to its value in the
+        checkpoint ``path`` (any format ``load_checkpoint`` reads); the other weights keep their init (thesis
+        §3.5.3: a model re-trained from scratch with the scales an earlier training learnt)."""
+        from .checkpoint import read_checkpoint, to_canonical
+        state = to_canonical(read_checkpoint(path), path).state_dict
+        own = {n: p for n, p in self.named_parameters() if n.endswith(('ls1.gamma', 'ls2.gamma', 'ls.gamma'))}
+        if not own:
+            raise ValueError(f'residual_scale_from={path!r}: this model has no residual scales '
+                             f"(residual_scale={self.residual_scheme.scheme!r})")
+        absent = sorted(n for n in own if n not in state)
+        if absent:
+            raise ValueError(f'residual_scale_from={path!r}: the checkpoint lacks {len(absent)} of the '
+                             f'{len(own)} residual scales, first {absent[0]!r} (a model of another depth?)')
+        wrong = [n for n, p in own.items() if state[n].shape != p.shape]
+        if wrong:
+            raise ValueError(f'residual_scale_from={path!r}: {wrong[0]} has shape {tuple(state[wrong[0]].shape)}, '
+                             f'the model {tuple(own[wrong[0]].shape)} (per-channel LayerScale vs a scalar scheme?)')
+        with torch.no_grad():
+            for name, p in own.items():
+                p.copy_(state[name])
 
     @property
     def pos_embed_prefix(self) -> int:
@@ -259,9 +328,26 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         """
         x, grid = self._trunk_input(x)
         last = len(self.blocks) - 1
+        # only the class-token path of plain attention can skip the patches' queries in the last block
+        skip = prefix_only and self.attn_kind == 'standard' and self.blocks_token_only is None
         for i, blk in enumerate(self.blocks):
-            x = blk(x, grid=grid, num_queries=self.num_prefix_tokens if prefix_only and i == last else None)
+            x = blk(x, grid=grid, num_queries=self.num_prefix_tokens if skip and i == last else None)
+        if self.blocks_token_only is not None:
+            x = self.class_attention(x, prefix_only)
         return self.norm(x)
+
+    def class_attention(self, tokens: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:
+        """The class-attention stage (``depth_token_only`` blocks) over the trunk's [class token, patches]: the
+        class token, updated; with the patches after it unless ``prefix_only``."""
+        cls_token, patches = tokens[:, :1], tokens[:, 1:]
+        for blk in self.blocks_token_only:
+            cls_token = blk(patches, cls_token)
+        return cls_token if prefix_only else torch.cat([cls_token, patches], dim=1)
+
+    def _final_features(self, tokens: torch.Tensor) -> torch.Tensor:
+        if self.blocks_token_only is not None:
+            tokens = self.class_attention(tokens)
+        return self.norm(tokens)
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False):
         if self.distilled:
@@ -290,6 +376,26 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
     def forward(self, x: torch.Tensor):
         # class-token pooling reads only the prefix tokens: the last block need not update the patches
         return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
+
+
+def _check_class_token_options(depth, class_token, distilled, global_pool, num_parallel, cls_insert_layer,
+                               depth_token_only):
+    """The late class token and the class-attention stage (CaiT Table 2): one line naming the argument."""
+    if cls_insert_layer and depth_token_only:
+        raise ValueError('cls_insert_layer and depth_token_only: a class-attention stage inserts the class token '
+                         'after the last block; set one of them')
+    if not 0 <= cls_insert_layer < max(depth, 1):
+        raise ValueError(f'cls_insert_layer must be in [0, depth - 1] = [0, {depth - 1}] (the class token needs a '
+                         f'block to join; depth_token_only > 0 for a class-attention stage), got {cls_insert_layer}')
+    if depth_token_only < 0:
+        raise ValueError(f'depth_token_only must be >= 0, got {depth_token_only}')
+    if (cls_insert_layer or depth_token_only) and not class_token:
+        raise ValueError('cls_insert_layer / depth_token_only place the class token: they need class_token=True')
+    if (cls_insert_layer or depth_token_only) and num_parallel != 1:
+        raise ValueError('cls_insert_layer / depth_token_only need sequential blocks (num_parallel=1)')
+    if depth_token_only and distilled:
+        raise ValueError('depth_token_only: the class-attention stage updates the class token alone; '
+                         'a distilled model (distillation token) has no class-attention form here')
 
 
 # the family's record (backbones/family.py): ViTDet's windowed attention and relative positions in Mask R-CNN

@@ -130,3 +130,16 @@ def test_a_run_folder_stands_for_its_backbone_or_its_first_seeds(inputs, tmp_pat
     assert resolve_run_folder('m', str(tmp_path / 'run')) == str(tmp_path / 'run' / 'backbone.pth')
     with pytest.raises(FileNotFoundError, match="--models m: the folder .* holds no backbone.pth"):
         resolve_run_folder('m', str(tmp_path))
+
+
+def test_residual_ratios_per_block_through_the_tool(inputs, tmp_path):
+    # CaiT Figure 4: per block, the attention and FFN ratios of every model given
+    root, own, _ = inputs
+    out = tmp_path / 'residual'
+    rc = _main()('residual', '--models', f'ours={own}', f'untrained=random@{ARCH}', '--images', root / 'val',
+                 '--out', out, '--num-images', 4, '--batch-size', 2)
+    assert rc == 0
+    ratios = json.loads((out / 'residual.json').read_text())['models_ratios']
+    assert set(ratios) == {'ours', 'untrained'}
+    for r in ratios.values():
+        assert len(r['attn']) == len(r['ffn']) == 6 and all(v > 0 for v in r['attn'] + r['ffn'])

@@ -13,7 +13,8 @@ from _tool_helpers import REPO
 from harness.pipeline.command import command_of
 from harness.pipeline.paper_table import find_table, load_table, table_pipeline
 from harness.pipeline.spec import PipelineError
-from vitbench.results.paper_map import MapTable, load_map, row_runs
+from vitbench.results.paper_map import MapTable, _table, load_map, row_runs
+from vitbench.results.result_file import LeaderboardError
 
 
 def _option(argv, flag):
@@ -55,7 +56,7 @@ def test_overrides_run_as_cfg_options_and_each_run_is_a_stage(tmp_path):
     table = find_table('cait:3')
     runs = [run for r in table.rows for run in row_runs(r)]
     trains = [s for s in pipeline.stages if s.kind == 'train']
-    assert len(trains) == len(runs) == 19
+    assert len(trains) == len(runs) == 36  # 9 models x (224, ↑384) x (Υ, not): every pre-training a row's own stage
     plain = [s for s in trains if s.name == 'cait_s24_in1k_400e']
     ablated = [s for s in trains if s.name == 'cait_s24_in1k_400e__distillation_None']
     assert len(plain) == len(ablated) == 1 and plain[0].config == ablated[0].config
@@ -130,6 +131,32 @@ def test_every_runnable_table_of_the_map_makes_a_checked_pipeline(tmp_path):
         assert len(trains) == len(runs) - merged + len(needed), table.key
 
 
+def test_a_pretraining_with_overrides_is_the_row_that_runs_it_so(tmp_path):
+    """``needs: {config, cfg_options}``: the fine-tune without distillation starts from the pre-training without it
+    (CaiT Table 3's ↑384 columns), the distilled one from the distilled pre-training; each pre-training runs once."""
+    pre, ft = 'configs/pretrain/cait_xxs24_in1k_400e.py', 'configs/finetune/cait_xxs24_ft384.py'
+    plain = {'model.distillation': None}
+    table = MapTable('thesis', '9.8', 'made up', rows=[
+        dict(model='224', run=dict(config=pre, cfg_options=plain)),
+        dict(model='384', run=dict(config=ft, cfg_options=plain, needs=dict(config=pre, cfg_options=plain))),
+        dict(model='384 Υ', run=ft, needs=pre),
+        dict(model='384 at 0.875', run=dict(config=ft, cfg_options=dict(plain, test_crop_ratio=0.875),
+                                            needs=dict(config=pre, cfg_options=plain)))])
+    pipeline = table_pipeline(table, work_dir=str(tmp_path), launcher=[])
+    deps = {s.name: s.deps for s in pipeline.stages if s.kind == 'train'}
+    assert deps == {'cait_xxs24_in1k_400e': [], 'cait_xxs24_in1k_400e__distillation_None': [],
+                    'cait_xxs24_ft384__distillation_None': ['cait_xxs24_in1k_400e__distillation_None'],
+                    'cait_xxs24_ft384': ['cait_xxs24_in1k_400e'],
+                    'cait_xxs24_ft384__distillation_None__test_crop_ratio_0_875':
+                        ['cait_xxs24_in1k_400e__distillation_None']}
+    argv = command_of(pipeline, pipeline.stage('cait_xxs24_ft384__distillation_None'))
+    assert _option(argv, '--checkpoint') == os.path.join(str(tmp_path), 'cait_xxs24_in1k_400e__distillation_None',
+                                                         'backbone.pth')
+    table.rows[1]['run']['needs'] = dict(config=pre, options=plain)
+    with pytest.raises(LeaderboardError, match=r"\(384\): 'run' is .* \(needs: a config path or"):
+        _table('thesis', dict(number='9.8', title='t', rows=table.rows), 'here')
+
+
 def test_a_table_printed_again_runs_its_homes_rows():
     assert find_table('thesis:3.17').key == 'cait:5' and find_table('Maelite:figure 7').key == 'maelite:Figure 7'
 
@@ -140,7 +167,7 @@ def test_a_table_printed_again_runs_its_homes_rows():
     ('deit3_ade2k', 'close: deit3_ade20k'),
     ('thesis:2.1', '--table thesis:2.1 (Separability of fine classes after coarse-label training (CIFAR-100, '
      'ResNet-18)): no row of it runs here (none): Grafit (coarse-label training'),
-    ('cait:4', 'no row of it runs here'),
+    ('cait:Figure 4', 'no row of it runs here'),  # a plotted figure: its curves come from tools/analyze.py
 ])
 def test_unknown_and_not_runnable_tables_are_refused_in_one_line(table, expected, tmp_path):
     result = subprocess.run([sys.executable, 'tools/pipeline.py', '--table', table, '--dry-run',

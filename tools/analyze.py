@@ -3,7 +3,7 @@
 
     python tools/analyze.py all --models deit=A/backbone.pth mae=B/backbone.pth scratch=random@vit_demo_patch8_64 \\
         --images data/demo/imagenet/val --out work_dirs/analysis
-    python tools/analyze.py cka | attention | fourier ...     (one analysis; same options)
+    python tools/analyze.py cka | attention | fourier | residual ...     (one analysis; same options)
     python tools/analyze.py keep-blocks RUN_DIR [RUN_DIR ...] --out work_dirs/analysis [--metric top1] [--dataset D]
     python tools/analyze.py disagreement --runs convnet=RUN_DIR deit=RUN_DIR ... --out DIR [--metric top1]
 
@@ -16,6 +16,8 @@ Writes, atomically, into --out:
 * `attention.json`, `attention.png`: mean attention distance (pixels) and entropy (nats) per head and layer
   (Fig. 5);
 * `fourier.json`, `fourier.png`: Δ log amplitude of the feature maps per layer (Fig. 3);
+* `residual.json`: per block, the ratio ||g_l(x)|| / ||x|| of the attention and FFN branches to the main path
+  (`tools/analyze.py residual`; CaiT Figure 4, thesis Figure 3.6), for any backbone with sequential blocks;
 * `keep_blocks.json`, `keep_blocks.png`: top-1 against the number of pre-trained blocks kept, from the
   result.json of runs trained with `tools/train.py ... --checkpoint PATH --keep-blocks K` (Figs. 2 and 4);
 * `disagreement.json`: for every pair of runs (and the ground truth), the fraction of test images whose top-1
@@ -30,6 +32,7 @@ import sys
 import torch
 
 from backbones.checkpoint import CheckpointError
+from backbones.residual_norms import residual_ratios
 from downstream.analysis import figures
 from downstream.analysis.analyses import ANALYSES, run_analyses
 from downstream.analysis.images import load_images
@@ -42,7 +45,7 @@ from vitbench.results.disagreement import as_table, disagreement_matrix
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest='analysis', required=True)
-    for name in ('all',) + ANALYSES:
+    for name in ('all',) + ANALYSES + ('residual',):
         p = sub.add_parser(name, help='the three analyses in one pass' if name == 'all' else f'{name} only')
         p.add_argument('--models', nargs='+', required=True, metavar='LABEL=PATH[@ARCH]',
                        help='checkpoints to analyse (random@ARCH: an untrained one)')
@@ -99,11 +102,30 @@ def run_disagreement(args) -> list:
     return [path]
 
 
+def run_residual(models, images, args, meta) -> list:
+    """Per model, the mean over the images of each block's branch-to-main-path norm ratios (batch by batch)."""
+    out = {}
+    for m in models:
+        batches = [(x.shape[0], residual_ratios(m.model, x)) for x in images.split(args.batch_size)]
+        total = sum(n for n, _ in batches)
+        out[m.label] = {branch: [sum(n * r[branch][i] for n, r in batches) / total
+                                 for i in range(len(batches[0][1][branch]))] for branch in ('attn', 'ffn')}
+    path = os.path.join(args.out, 'residual.json')
+    os.makedirs(args.out, exist_ok=True)
+    _write_json(dict(meta, ratio='||g_l(x)||_2 / ||x||_2 per token, averaged (CaiT Figure 4)', images=images.shape[0],
+                     models_ratios=out), path)
+    return [path]
+
+
 def run_layers(args) -> list:
     specs = [parse_model_spec(text) for text in args.models]
     models = [load_model(label, path, arch, seed=args.seed) for label, path, arch in specs]
     size = args.img_size or int(models[0].model.patch_embed.img_size[0])
     images, _ = load_images(args.images, args.num_images, size, args.crop_pct)
+    if args.analysis == 'residual':
+        meta = dict(images_folder=args.images, img_size=size,
+                    models={m.label: dict(checkpoint=m.source, arch=m.arch) for m in models})
+        return run_residual(models, images, args, meta)
     analyses = ANALYSES if args.analysis == 'all' else (args.analysis,)
     with torch.no_grad():  # scoped: main() also runs inside other programs (tests); autograd stays theirs
         results = run_analyses(models, images, analyses, args.batch_size, args.reference)

@@ -46,6 +46,10 @@ def _rel_pos_kwargs(rel_pos_size, rel_pos_kind: str = 'decomposed') -> dict:
 
 
 def _make_ls(dim, init_values):
+    """The branch's scale: LayerScale at ``init_values``, none for None, or what a scheme makes (a callable
+    ``dim -> module or None``, backbones/layers/residual_scale.py)."""
+    if callable(init_values):
+        return init_values(dim)
     return LayerScale(dim, init_values) if init_values is not None else None
 
 
@@ -79,6 +83,9 @@ class Block(nn.Module):
         self.drop_path2 = make_drop_path(drop_path)
         self.window_size = window_size
         self.num_prefix_tokens = num_prefix_tokens
+        # the first held_prefix tokens pass through unchanged and unseen: a class token inserted later (CaiT
+        # Table 2); the block then attends over the rest alone (its num_prefix_tokens counts none of them)
+        self.held_prefix = 0
 
     def forward(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
                 return_attn: Optional[str] = None, num_queries: Optional[int] = None):
@@ -86,7 +93,19 @@ class Block(nn.Module):
 
         ``num_queries=n`` updates only the first n tokens (returns (B, n, C)): a classifier reading the class
         token needs nothing else from the last block, whose MLP and attention queries then skip the patches.
+        With ``held_prefix`` = p, the first p tokens are held out: the maps are those of the other N - p.
         """
+        if self.held_prefix:
+            if num_queries is not None:
+                raise ValueError('a block that holds the prefix tokens out updates none of them (num_queries)')
+            held, x = x[:, :self.held_prefix], x[:, self.held_prefix:]
+            out = self._forward(x, grid, return_attn, None)
+            if return_attn is None:
+                return torch.cat([held, out], dim=1)
+            return torch.cat([held, out[0]], dim=1), out[1]
+        return self._forward(x, grid, return_attn, num_queries)
+
+    def _forward(self, x, grid, return_attn, num_queries):
         y = self_attention(self.attn, self.norm1(x), grid, self.window_size, self.num_prefix_tokens,
                            return_attn, num_queries)
         if return_attn is not None:
@@ -168,8 +187,10 @@ class ClassAttentionBlock(Block):
                          norm_layer, act_layer, attn_layer=ClassAttention)
 
     def forward(self, x: torch.Tensor, cls_token: torch.Tensor, return_attn: Optional[str] = None):
-        """x: (B, N, C) patch tokens, cls_token: (B, 1, C); returns the updated class token."""
-        y = self.attn(self.norm1(torch.cat([cls_token, x], dim=1)), return_attn=return_attn)
+        """x: (B, N, C) patch tokens, cls_token: (B, 1, C) (or (B, n, C): a class and a distillation token, each
+        querying all of them and the patches); returns the updated token(s)."""
+        y = self.attn(self.norm1(torch.cat([cls_token, x], dim=1)), return_attn=return_attn,
+                      num_queries=cls_token.shape[1])
         if return_attn is not None:
             y, attn = y
         cls_token = residual(cls_token, y, self.ls1, self.drop_path1)

@@ -22,4 +22,5 @@ val_dataloader = dict(dataset=dict(pipeline=[
     dict(type='PackInputs'),
 ]))
 test_dataloader = val_dataloader
+test_crop_ratio = 1.0  # the evaluation crop (CaiT §4.3), one key: harness/experiment/test_crop.py
 experiment = dict(pretrain=dict(epochs=max_epochs))

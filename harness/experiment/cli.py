@@ -22,6 +22,7 @@ from downstream.backbone_swap import apply_head_rule, head_rule_mismatches, swap
 from harness.experiment import param_table, result_hook, run_identity  # noqa: F401
 from harness.experiment.config_checks import config_problems
 from harness.experiment.divergence import TrainingDiverged
+from harness.experiment.test_crop import apply_test_crop_ratio
 from harness.experiment.tracking import TRACKERS, add_trackers
 from harness.tasks import ImportsError, import_modules
 from vitbench.console import config_path
@@ -158,6 +159,10 @@ def load_config(args: argparse.Namespace):
             raise ConfigError(f'{args.config}: {e.args[0] if e.args else e}') from e
     _check_head_rule(args.config, cfg, args.cfg_options or {})
     apply_head_rule(cfg)  # the (possibly --cfg-options') rule's widths for the run's backbone
+    try:
+        apply_test_crop_ratio(cfg)  # test_crop_ratio (possibly --cfg-options') into the evaluation pipelines
+    except ValueError as e:
+        raise ConfigError(f'{args.config}: {e}') from e
     problems = config_problems(cfg, args.cfg_options or {}, keys_before)
     if problems:  # before anything is built: one line each
         raise ConfigError('\n'.join(f'{args.config}: {p}' for p in problems))

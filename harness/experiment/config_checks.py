@@ -29,10 +29,11 @@ from backbones.variants import VARIANTS
 from .protocol import ProtocolError, protocol_of
 
 # Top-level keys something reads although a config need not set them: the Runner's arguments, the keys mmengine
-# reads from the config itself, and vitbench's own (cli.py, tools/test.py --tta, result_record.py).
+# reads from the config itself, and vitbench's own (cli.py, tools/test.py --tta, result_record.py, test_crop.py).
 _READ_BY_MMENGINE = ('compile', 'model_wrapper_cfg', 'activation_checkpointing', 'efficient_conv_bn_eval',
                      'find_unused_parameters', 'sync_bn', 'runner_type', 'custom_imports')
-_READ_BY_VITBENCH = ('experiment', 'tta_model', 'tta_pipeline', 'ema')  # ema: harness/experiment/cli.py
+_READ_BY_VITBENCH = ('experiment', 'tta_model', 'tta_pipeline', 'ema',  # ema: harness/experiment/cli.py
+                     'test_crop_ratio', 'test_img_size')  # harness/experiment/test_crop.py
 # What the experiment dict may hold: the keys result_record.py and pretrain/export.py (origin_of) read, and
 # those of its ``pretrain`` (the leaderboard also reads ``finetune``). Anything else is a typo nothing reads.
 EXPERIMENT_KEYS = ('task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'eval', 'checkpoint', 'protocol',

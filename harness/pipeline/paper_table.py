@@ -9,9 +9,10 @@ way. Its stages:
   ``cfg_options``, and ``--backbone`` where the map swaps the backbone; named after the config
   (``upernet_deit3_s``), with what the run changes (``cait_s24_in1k_400e__distillation_None``, ``..._on_VARIANT``,
   and ``..._from_PRETRAINING`` where the table runs the config after several pre-trainings);
-* one pre-training stage per config the rows' ``needs`` name (once for every row that needs it, or the row's own
-  stage where a row of the table runs that config unchanged); the rows that need it depend on it and start from its
-  ``backbone.pth`` (``--checkpoint``). Rows that need nothing are independent stages;
+* one pre-training stage per config (with its ``cfg_options``) the rows' ``needs`` name (once for every row that
+  needs it, or the row's own stage where a row of the table runs that config with the same options); the rows that
+  need it depend on it and start from its ``backbone.pth`` (``--checkpoint``). Rows that need nothing are
+  independent stages;
 * ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
   in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``.
 

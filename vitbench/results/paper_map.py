@@ -3,7 +3,7 @@
 ``vitbench/results/papers/<document>.yaml``: its rows with the paper's numbers, for each own row the config that
 reproduces it (``config``: as the leaderboard links it; ``run``: a config, a base config plus ``cfg_options``, or a
 swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` the row starts from, or
-``{config, cfg_options}``), its protocol, and
+``{config: path, cfg_options: {...}}`` for that config run with overrides), its protocol, and
 why the rest does not run. ``papers/board.yaml`` names the tables the
 leaderboard shows, in its order (:func:`vitbench.results.paper.load_paper_tables` reads their rows from here).
 
@@ -43,8 +43,8 @@ _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 class Run:
     """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given;
     ``needs``: the pre-training config whose exported ``backbone.pth`` it starts from (``tools/pipeline.py --table``
-    runs that first and passes it as ``--checkpoint``), with ``needs_options`` as its ``cfg_options`` (a pre-training
-    ablation that a fine-tuning row continues: thesis Table 3.8's ↑384 column)."""
+    runs that first and passes it as ``--checkpoint``), run with ``needs_options`` (the map's
+    ``needs: {config: path, cfg_options: {...}}``: e.g. the pre-training without its distillation)."""
     config: str
     cfg_options: Dict[str, object] = field(default_factory=dict)
     backbone: str = ''
@@ -52,9 +52,11 @@ class Run:
     needs_options: Dict[str, object] = field(default_factory=dict)
 
 
-def _needs(value) -> Tuple[str, Dict[str, object]]:
-    """A ``needs`` as written: a config path, or ``{config: path, cfg_options: {...}}``."""
+def _needs(value) -> tuple:
+    """The map's ``needs`` (a config path, or ``{config: path, cfg_options: {...}}``) as (config, options)."""
     if isinstance(value, dict):
+        if set(value) - {'config', 'cfg_options'} or not isinstance(value.get('cfg_options') or {}, dict):
+            raise TypeError(value)
         return value['config'], dict(value.get('cfg_options') or {})
     return value or '', {}
 
@@ -104,9 +106,9 @@ def row_runs(row: dict) -> List[Run]:
     for item in [spec] if isinstance(spec, (str, dict)) else spec:
         if isinstance(item, str):
             item = dict(config=item)
-        own, own_options = _needs(item.get('needs'))
+        own = _needs(item['needs']) if item.get('needs') else (needs, needs_options)
         runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
-                        own or needs, own_options if own else needs_options))
+                        *own))
     return runs
 
 
@@ -156,9 +158,10 @@ def _table(document: str, spec, where: str) -> MapTable:
         try:
             runs = row_runs(row)
         except (KeyError, TypeError, AttributeError):
-            raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r}, expected a config path, "
-                                   '{config: path, cfg_options: {...}, backbone: variant, needs: path or {config: '
-                                   'path, cfg_options: {...}}} or a list of them')
+            raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r} (needs: "
+                                   f"{row.get('needs')!r}), expected a config path, {{config: path, cfg_options: "
+                                   "{...}, backbone: variant} or a list of them (needs: a config path or {config: "
+                                   "path, cfg_options: {...}})")
         bad = [c for r in runs for c in ((r.config, r.needs) if r.needs else (r.config,))
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
