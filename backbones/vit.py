@@ -126,6 +126,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         distilled: add DeiT's distillation token and head; in eval the logits are the mean of both heads.
         no_embed_class: position embeddings for the patch tokens only (DeiT III, CaiT official code).
         num_parallel: branches per block (three-things parallel ViT); ``depth`` counts parallel layers.
+        fuse_parallel: run a parallel layer's branches as one wider operation (default; the same function of
+            the same parameters, ``layers/parallel_fused.py``) or one after the other (False: Table 4's "seq").
         stem: 'linear' patch projection or 'hmlp' (with ``stem_norm`` 'bn' or 'ln').
         drop_path_uniform: same stochastic-depth rate in every block (DeiT III, three-things) instead of
             linearly increasing (DeiT, timm).
@@ -150,7 +152,7 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  global_pool: str = 'token', embed_dim: int = 768, depth: int = 12, num_heads: int = 12,
                  mlp_ratio: float = 4., qkv_bias: bool = True, init_values: Optional[float] = None,
                  class_token: bool = True, distilled: bool = False, no_embed_class: bool = False,
-                 num_parallel: int = 1, stem: str = 'linear', stem_norm: str = 'bn',
+                 num_parallel: int = 1, fuse_parallel: bool = True, stem: str = 'linear', stem_norm: str = 'bn',
                  fc_norm: Optional[bool] = None, final_norm: bool = True, drop_rate: float = 0.,
                  attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
@@ -185,7 +187,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         self.pos_embed = nn.Parameter(
             torch.zeros(1, self.patch_embed.num_patches + self.pos_embed_prefix, embed_dim))
 
-        block, extra = (Block, {}) if num_parallel == 1 else (ParallelBlock, dict(num_parallel=num_parallel))
+        block, extra = (Block, {}) if num_parallel == 1 else \
+            (ParallelBlock, dict(num_parallel=num_parallel, fused=fuse_parallel))
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
         windows = [0 if i in global_attn_indexes else window_size for i in range(depth)]
         # a block's relative positions span its attention grid: its window, or the whole token grid
