@@ -24,6 +24,10 @@ Suites:
   pretrain   training-step cost of the recipes (pretrain/benchmark.py, --pairs): MAE-B vs supervised
              ViT-B, MAE-lite Tiny vs supervised Tiny, distilled MAE vs MAE, attention-only vs full fine-tuning
              (step time, model FLOPs, MFU and peak memory).
+  parallel   "Three things" Table 4: inference latency and throughput over a batch sweep (--batches, default
+             1-64) of ViT-S18x2 / ViT-B18x2 with each layer's branches fused ("par") vs one after the other
+             ("seq"), and of ViT-B18x2 vs the sequential ViT-B36x1, the paper's ratios beside the measured ones
+             (backbones/parallel_benchmark.py; --img-size and --parallel-depth make it fit a CPU).
   dense      a training step of the dense tasks as their configs build them, in the precision tools/train.py
              --amp chooses (downstream/benchmark.py, needs mmseg / mmdet): UperNet on vitbench's ViT-B vs the same
              UperNet on mmseg's own VisionTransformer (step time, peak memory), and a Mask R-CNN ViT-B step (by
@@ -33,6 +37,7 @@ A GPU run of each suite in about a minute (eager; add --compile to the first two
   tools/benchmark.py backbones --models deit3_base_patch16_224 --batch 256 --modes fwd+bwd --json b.json
   tools/benchmark.py pretrain --pairs mae_b_vs_supervised_b,attn_vs_full_ft --batch 256 --json p.json
   tools/benchmark.py dense --rounds 3 --iters 3 --json d.json
+  tools/benchmark.py parallel --json t4.json
 """
 import argparse
 import datetime
@@ -217,12 +222,18 @@ def bench_pretrain(args, peaks: dict) -> tuple:
     return run(args, peaks['gemm'], peaks['datasheet_bf16'])
 
 
+def bench_parallel(args, peaks: dict) -> tuple:
+    from backbones.parallel_benchmark import bench_parallel as run
+    return run(args)
+
+
 def bench_dense(args, peaks: dict) -> tuple:
     from downstream.benchmark import bench_dense as run  # mmseg and mmdet: this suite alone needs them
     return run(args)
 
 
-SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'dense': bench_dense}
+SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'parallel': bench_parallel,
+          'dense': bench_dense}
 
 
 def print_table(rows):
@@ -239,6 +250,7 @@ def print_table(rows):
 
 
 def parse_args(argv=None):
+    from backbones.parallel_benchmark import DEFAULT_BATCHES, PAIRS as PARALLEL_PAIRS
     from pretrain.benchmark import PAIRS, parse_pairs
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('suite', choices=sorted(SUITES) + ['all'], help='a suite (above), or all of them')
@@ -255,6 +267,13 @@ def parse_args(argv=None):
                         'UperNet and 1024 for Mask R-CNN)')
     parser.add_argument('--dense-tasks', help='dense: seg,det (default on CUDA; seg alone on CPU, where a Mask R-CNN '
                         'ViT-B step takes minutes)')
+    parser.add_argument('--parallel-pairs', default=','.join(PARALLEL_PAIRS),
+                        help=f'parallel: comma-separated pairs (default: all, {", ".join(PARALLEL_PAIRS)})')
+    parser.add_argument('--batches', default=','.join(map(str, DEFAULT_BATCHES)),
+                        help='parallel: batch sizes of the sweep (default: Table 4\'s 1,2,4,...,64)')
+    parser.add_argument('--img-size', type=int, default=224, help='parallel: image side (default 224)')
+    parser.add_argument('--parallel-depth', type=int, help='parallel: parallel layers (default: the variants\' 18; '
+                        'the sequential twin gets twice as many blocks)')
     parser.add_argument('--batch', '--batch-size', dest='batch_size', type=int,
                         help=f'backbones, pretrain: images per step (default: {DEFAULT_BATCH["cpu"]} on CPU, '
                              f'{DEFAULT_BATCH["cuda"]} on CUDA)')
@@ -286,6 +305,14 @@ def parse_args(argv=None):
         parser.error(str(e))
     device_type = torch.device(args.device).type
     args.models = [m for m in args.models.split(',') if m]
+    args.parallel_pairs = [p for p in args.parallel_pairs.split(',') if p]
+    unknown = [p for p in args.parallel_pairs if p not in PARALLEL_PAIRS]
+    if unknown:
+        parser.error(f'--parallel-pairs: unknown {unknown}; expected some of {", ".join(PARALLEL_PAIRS)}')
+    try:
+        args.batches = [int(b) for b in args.batches.split(',') if b]
+    except ValueError:
+        parser.error(f'--batches: expected comma-separated integers, got {args.batches!r}')
     if args.dtypes is None:
         args.dtypes = 'bf16' if device_type == 'cuda' else ('fp32,bf16' if cpu_has_fast_bf16() else 'fp32')
         if args.dtypes == 'fp32':  # hours of emulated bf16 would measure nothing worth having
@@ -301,7 +328,7 @@ def parse_args(argv=None):
     if args.warmup is None:
         args.warmup = 3 if device_type == 'cuda' or args.compile else 1
     if args.quick:
-        args.batch_size, args.rounds = 2, 1
+        args.batch_size, args.rounds, args.batches = 2, 1, [1, 2]
     return args
 
 

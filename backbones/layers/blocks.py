@@ -160,7 +160,7 @@ class ParallelBlock(nn.Module):
 
     def _stacked_attention(self):
         def build():
-            qkv = stack_input_layers([b.norm for b in self.attns], [b.attn.qkv for b in self.attns])
+            qkv = stack_input_layers([b.norm for b in self.attns], [b.attn.qkv for b in self.attns], groups=3)
             proj = stack_output_layers([b.attn.proj for b in self.attns], [b.ls for b in self.attns])
             return qkv + proj
         return self._attn_weights.get([p for b in self.attns for p in b.parameters()], build)

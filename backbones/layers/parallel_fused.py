@@ -32,15 +32,24 @@ def _affine(norm: nn.LayerNorm, dim: int, like: torch.Tensor) -> Tuple[torch.Ten
     return w, b
 
 
-def stack_input_layers(norms: Sequence[nn.LayerNorm], layers: Sequence[nn.Linear]):
-    """(weight (k·out, C), bias (k·out,)) of the k maps x̂ -> layer_i(norm_i(x)) stacked along the outputs."""
+def stack_input_layers(norms: Sequence[nn.LayerNorm], layers: Sequence[nn.Linear], groups: int = 1):
+    """(weight (k·out, C), bias (k·out,)) of the k maps x̂ -> layer_i(norm_i(x)) stacked along the outputs.
+
+    ``groups=g`` cuts each layer's outputs into g groups and stacks group by group: (g, k, out / g). For the
+    qkv projections (g = 3) the stacked output is then (q of all branches, k of all branches, v of all
+    branches), whose q, k and v are views with the branches' heads side by side, as one attention layer of
+    k·heads heads would lay them out (no copy before the attention call).
+    """
     weights, biases = [], []
     for norm, layer in zip(norms, layers):
         w, b = _affine(norm, layer.in_features, layer.weight)
         weights.append(layer.weight * w)  # W_i diag(w_i): scales the columns
         bias = layer.weight @ b
         biases.append(bias if layer.bias is None else bias + layer.bias)
-    return torch.cat(weights, 0), torch.cat(biases, 0)
+    C = weights[0].shape[1]
+    weight = torch.stack([w.view(groups, -1, C) for w in weights], 1).reshape(-1, C)
+    bias = torch.stack([b.view(groups, -1) for b in biases], 1).reshape(-1)
+    return weight, bias
 
 
 def stack_output_layers(layers: Sequence[nn.Linear], scales: Sequence[Optional[nn.Module]]):
@@ -95,9 +104,9 @@ def fused_attention(x: torch.Tensor, eps: float, qkv_weight, qkv_bias, proj_weig
     B, N, C = x.shape
     head_dim = C // num_heads
     qkv = F.linear(F.layer_norm(x, (C,), eps=eps), qkv_weight, qkv_bias)
-    # per branch the layout of Attention.split_heads: (3, heads, head_dim); the branches' heads side by side
-    q, k, v = qkv.view(B, N, num_branches, 3, num_heads, head_dim).unbind(3)
-    q, k, v = (t.reshape(B, N, num_branches * num_heads, head_dim).transpose(1, 2) for t in (q, k, v))
+    # stacked as (3, branches, heads, head_dim) (stack_input_layers groups=3): Attention.split_heads' layout
+    # for branches x heads heads
+    q, k, v = (t.transpose(1, 2) for t in qkv.view(B, N, 3, num_branches * num_heads, head_dim).unbind(2))
     if num_queries is not None:
         q = q[:, :, :num_queries]
     out = sdpa(q, k, v)  # (B, k·heads, n, head_dim): branch i's heads are [i·heads, (i+1)·heads)
