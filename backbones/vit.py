@@ -12,8 +12,11 @@ from torch import nn
 from .block_walk import gather_tokens
 from .contract import FamilyModel
 from .family import Family, register_family
-from .layers import (Block, HMLPStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
+from .layers import (Block, HMLPStem, LeViTStem, ParallelBlock, PatchEmbed, drop_path_rates, is_rel_pos_key,
                      resample_pos_embed)
+
+
+STEMS = {'linear': PatchEmbed, 'hmlp': HMLPStem, 'levit': LeViTStem}
 
 
 def layer_norm(eps: float):
@@ -128,7 +131,9 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         num_parallel: branches per block (three-things parallel ViT); ``depth`` counts parallel layers.
         fuse_parallel: run a parallel layer's branches as one wider operation (default; the same function of
             the same parameters, ``layers/parallel_fused.py``) or one after the other (False: Table 4's "seq").
-        stem: 'linear' patch projection or 'hmlp' (with ``stem_norm`` 'bn' or 'ln').
+        stem: the patch stem ("Three things" Table 7): 'linear' projection (``stem_norm`` None, 'bn' or 'ln'
+            and ``stem_act`` GELU after it), 'hmlp' or LeViT's convolutional stem 'levit' (``stem_norm`` 'bn',
+            the default for both, or 'ln'). ``layers/stems.py``.
         drop_path_uniform: same stochastic-depth rate in every block (DeiT III, three-things) instead of
             linearly increasing (DeiT, timm).
         window_size: > 0 restricts attention to windows of that many tokens per side in every block except
@@ -152,7 +157,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  global_pool: str = 'token', embed_dim: int = 768, depth: int = 12, num_heads: int = 12,
                  mlp_ratio: float = 4., qkv_bias: bool = True, init_values: Optional[float] = None,
                  class_token: bool = True, distilled: bool = False, no_embed_class: bool = False,
-                 num_parallel: int = 1, fuse_parallel: bool = True, stem: str = 'linear', stem_norm: str = 'bn',
+                 num_parallel: int = 1, fuse_parallel: bool = True, stem: str = 'linear',
+                 stem_norm: Optional[str] = None, stem_act: bool = False,
                  fc_norm: Optional[bool] = None, final_norm: bool = True, drop_rate: float = 0.,
                  attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
@@ -167,8 +173,10 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                              "it needs class_token=True and global_pool='token' (or '' for dense use)")
         if num_parallel < 1:
             raise ValueError(f'num_parallel must be >= 1, got {num_parallel}')
-        if stem not in ('linear', 'hmlp'):
-            raise ValueError(f"stem must be 'linear' or 'hmlp', got {stem!r}")
+        if stem not in STEMS:
+            raise ValueError(f"stem must be one of {tuple(STEMS)}, got {stem!r}")
+        if stem_act and stem != 'linear':
+            raise ValueError(f"stem_act=True (GELU after the projection) is an option of stem='linear', not {stem!r}")
         norm_layer = layer_norm(norm_eps)
         use_fc_norm = global_pool == 'avg' if fc_norm is None else fc_norm
 
@@ -178,10 +186,10 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         self.no_embed_class = no_embed_class
         self.num_prefix_tokens = int(class_token) + int(distilled)
 
-        if stem == 'hmlp':
-            self.patch_embed = HMLPStem(img_size, patch_size, in_chans, embed_dim, norm=stem_norm)
+        if stem == 'linear':
+            self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim, norm=stem_norm, act=stem_act)
         else:
-            self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
+            self.patch_embed = STEMS[stem](img_size, patch_size, in_chans, embed_dim, norm=stem_norm or 'bn')
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim)) if class_token else None
         self.dist_token = nn.Parameter(torch.zeros(1, 1, embed_dim)) if distilled else None
         self.pos_embed = nn.Parameter(
