@@ -7,7 +7,8 @@ over a batch sweep (1-64 by default), in pairs timed side by side (``vitbench/en
 * ``b18x2_vs_b36x1``: the parallel ViT-B18x2 (fused) vs the sequential ViT-B36x1 of the same parameters and
   FLOPs (Table 3's pair); the paper gives no throughput of B36x1, so no paper ratio.
 
-A row is a forward pass in eval / inference mode at one batch size: latency (ms per batch, fastest and median
+A row is a forward pass of the trunk (``forward_features``: patch stem and blocks, every token through every
+block) in eval / inference mode at one batch size: latency (ms per batch, fastest and median
 round) and throughput (images/s). Ratios ``parallel/<pair>/<dtype>/b<batch>`` = throughput(first) /
 throughput(second), and ``.../paper`` where the paper has one. ``--img-size`` and ``--parallel-depth`` shrink the
 models for a CPU (the sequential twin gets k times the depth); both sides of a pair always have the same size.
@@ -56,9 +57,12 @@ def _build(variant: str, overrides: dict, img_size: int, depth: Optional[int], d
 
 
 def _forward(model, x, device, dtype):
+    # the trunk, every token through every block: the classifier's forward updates only the class token in its
+    # last block, which would favour the model with fewer, wider layers by a share that grows as --parallel-depth
+    # shrinks (one pair of two in a 2-layer x2 model, one of four in its 4-block twin)
     def step():
         with torch.inference_mode(), autocast(device, dtype):
-            model(x)
+            model.forward_features(x)
     return step
 
 
