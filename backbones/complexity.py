@@ -39,17 +39,24 @@ def count_flops(model: nn.Module, img_size: Union[int, Tuple[int, int]] = 224, i
     """FLOPs of one forward pass on a single image, with mmengine's FlopAnalyzer (jit trace).
 
     Classifiers are counted with all tokens through all blocks (the papers' convention); dense backbones
-    (``forward`` returns feature maps) as they run.
+    (``forward`` returns feature maps) as they run. Parallel blocks are counted branch by branch: their fused form
+    does the same per-image work, but a trace would also count building its stacked weights from the branches'
+    (done once per weight update, not per image).
     """
     h, w = (img_size, img_size) if isinstance(img_size, int) else img_size
     x = torch.zeros(1, in_chans, h, w, device=next(model.parameters()).device)
     was_training = model.training
     model.eval()
     traced = _AllTokens(model) if hasattr(model, 'forward_head') and not hasattr(model, 'out_indices') else model
+    fused = [m for m in model.modules() if getattr(m, 'fused', False) is True and hasattr(m, 'forward_sequential')]
+    for m in fused:
+        m.fused = False
     try:
         return int(flop_analyzer(traced, (x,)).total())
     finally:
         model.train(was_training)
+        for m in fused:
+            m.fused = True
 
 
 def flop_analyzer(module: nn.Module, inputs: tuple):

@@ -28,6 +28,9 @@ _DEIT = dict(patch_size=16, depth=12)
 # the same drop-path rate in every block.
 _DEIT3 = dict(patch_size=16, depth=12, init_values=1e-4, no_embed_class=True, drop_path_uniform=True)
 
+# three things Table 7's ViT-B12: the DeiT III layout without LayerScale (the 300-epoch baseline of Table 1)
+_B12 = dict(_DEIT3, init_values=None)
+
 
 def _vit(paper, **kwargs):
     return dict(model='vit', paper=paper, kwargs=dict({'img_size': 224}, **kwargs))
@@ -70,6 +73,18 @@ VARIANTS = {
     'deit3_base_patch16_36': _vit(THREE, **dict(_DEIT3, depth=36), **_BASE),
     'deit3_small_patch16_18x2': _vit(THREE, **dict(_DEIT3, depth=18), **_SMALL, num_parallel=2),
     'deit3_base_patch16_18x2': _vit(THREE, **dict(_DEIT3, depth=18), **_BASE, num_parallel=2),
+
+    # three things Table 7: the ViT-B12 of Table 1's 300-epoch baseline (no LayerScale) with each patch stem, and the
+    # ViT-B13 that spends the conv stem's extra FLOPs on a 13th block
+    'three_things_b12_linear': _vit(THREE, **_B12, **_BASE),
+    'three_things_b12_linear_bn': _vit(THREE, **_B12, **_BASE, stem_norm='bn'),
+    'three_things_b12_linear_gelu': _vit(THREE, **_B12, **_BASE, stem_act=True),
+    'three_things_b12_linear_bn_gelu': _vit(THREE, **_B12, **_BASE, stem_norm='bn', stem_act=True),
+    'three_things_b13_linear': _vit(THREE, **dict(_B12, depth=13), **_BASE),
+    'three_things_b12_levit_bn': _vit(THREE, **_B12, **_BASE, stem='levit', stem_norm='bn'),
+    'three_things_b12_levit_ln': _vit(THREE, **_B12, **_BASE, stem='levit', stem_norm='ln'),
+    'three_things_b12_hmlp_bn': _vit(THREE, **_B12, **_BASE, stem='hmlp', stem_norm='bn'),
+    'three_things_b12_hmlp_ln': _vit(THREE, **_B12, **_BASE, stem='hmlp', stem_norm='ln'),
 
     # DeiT-Tiny widths with 12 heads of 16 channels (MAE-lite's vit_tiny_patch16); MAE-lite fine-tunes it
     # with global_pool='avg' (fc_norm), its pre-training encoder uses the class token and the final norm.

@@ -12,12 +12,16 @@ from torch import nn
 from .block_walk import gather_tokens
 from .contract import FamilyModel
 from .family import Family, register_family
-from .layers import (Block, ClassAttentionBlock, HMLPStem, ParallelBlock, PatchEmbed, TalkingHeadAttention,
-                     drop_path_rates, is_rel_pos_key, resample_pos_embed)
+from .layers import (Block, ClassAttentionBlock, HMLPStem, LeViTStem, ParallelBlock, PatchEmbed,
+                     TalkingHeadAttention, drop_path_rates, is_rel_pos_key, resample_pos_embed)
 from .layers.residual_scale import apply_scheme_init, check_scheme_blocks
 from .layers.residual_scale import residual_scale as scheme_of
+from .vit_options import check_vit_options
 
 ATTN_LAYERS = {'standard': None, 'talking_heads': TalkingHeadAttention}  # None: the Block's default Attention
+
+
+STEMS = {'linear': PatchEmbed, 'hmlp': HMLPStem, 'levit': LeViTStem}
 
 
 def layer_norm(eps: float):
@@ -144,7 +148,11 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         distilled: add DeiT's distillation token and head; in eval the logits are the mean of both heads.
         no_embed_class: position embeddings for the patch tokens only (DeiT III, CaiT official code).
         num_parallel: branches per block (three-things parallel ViT); ``depth`` counts parallel layers.
-        stem: 'linear' patch projection or 'hmlp' (with ``stem_norm`` 'bn' or 'ln').
+        fuse_parallel: run a parallel layer's branches as one wider operation (default; the same function of
+            the same parameters, ``layers/parallel_fused.py``) or one after the other (False: Table 4's "seq").
+        stem: the patch stem ("Three things" Table 7): 'linear' projection (``stem_norm`` None, 'bn' or 'ln'
+            and ``stem_act`` GELU after it), 'hmlp' or LeViT's convolutional stem 'levit' (``stem_norm`` 'bn',
+            the default for both, or 'ln'). ``layers/stems.py``.
         drop_path_uniform: same stochastic-depth rate in every block (DeiT III, three-things) instead of
             linearly increasing (DeiT, timm).
         window_size: > 0 restricts attention to windows of that many tokens per side in every block except
@@ -173,7 +181,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  global_pool: str = 'token', embed_dim: int = 768, depth: int = 12, num_heads: int = 12,
                  mlp_ratio: float = 4., qkv_bias: bool = True, init_values: Optional[float] = None,
                  class_token: bool = True, distilled: bool = False, no_embed_class: bool = False,
-                 num_parallel: int = 1, stem: str = 'linear', stem_norm: str = 'bn',
+                 num_parallel: int = 1, fuse_parallel: bool = True, stem: str = 'linear',
+                 stem_norm: Optional[str] = None, stem_act: bool = False,
                  fc_norm: Optional[bool] = None, final_norm: bool = True, drop_rate: float = 0.,
                  attn_drop_rate: float = 0., proj_drop_rate: float = 0., drop_path_rate: float = 0.,
                  drop_path_uniform: bool = False, norm_eps: float = 1e-6, window_size: int = 0,
@@ -183,26 +192,11 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
                  attn_layer: str = 'standard', cls_insert_layer: int = 0, depth_token_only: int = 0,
                  init_cfg=None):
         super().__init__(init_cfg=init_cfg)
-        if global_pool not in ('token', 'avg', ''):
-            raise ValueError(f"global_pool must be 'token', 'avg' or '', got {global_pool!r}")
-        if global_pool == 'token' and not class_token:
-            raise ValueError("global_pool='token' needs the class token (class_token=True)")
-        if distilled and (not class_token or global_pool == 'avg'):
-            raise ValueError("a distilled model reads the class and distillation tokens: "
-                             "it needs class_token=True and global_pool='token' (or '' for dense use)")
-        if num_parallel < 1:
-            raise ValueError(f'num_parallel must be >= 1, got {num_parallel}')
-        if rel_pos_bias and (use_rel_pos or window_size):
-            raise ValueError("rel_pos_bias (BEiT's) is for global attention without ViTDet's use_rel_pos: set one "
-                             'of them, and window_size=0 with rel_pos_bias')
-        if stem not in ('linear', 'hmlp'):
-            raise ValueError(f"stem must be 'linear' or 'hmlp', got {stem!r}")
-        _check_class_token_options(depth, class_token, distilled, global_pool, num_parallel, cls_insert_layer,
-                                   depth_token_only)
-        if attn_layer not in ATTN_LAYERS:
-            raise ValueError(f'attn_layer must be one of {tuple(ATTN_LAYERS)}, got {attn_layer!r}')
-        if attn_layer != 'standard' and (window_size or use_rel_pos):
-            raise ValueError(f"attn_layer={attn_layer!r} attends globally: no window_size, no use_rel_pos")
+        check_vit_options(global_pool=global_pool, class_token=class_token, distilled=distilled,
+                          num_parallel=num_parallel, rel_pos_bias=rel_pos_bias, use_rel_pos=use_rel_pos,
+                          window_size=window_size, stem=stem, stems=tuple(STEMS), stem_act=stem_act, depth=depth,
+                          cls_insert_layer=cls_insert_layer, depth_token_only=depth_token_only,
+                          attn_layer=attn_layer, attn_layers=tuple(ATTN_LAYERS))
         self.residual_scheme = scheme_of(residual_scale, init_values, depth, layer_scale_init,
                                          residual_scale_trainable)
         self.attn_kind = attn_layer
@@ -215,16 +209,17 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         self.no_embed_class = no_embed_class
         self.num_prefix_tokens = int(class_token) + int(distilled)
 
-        if stem == 'hmlp':
-            self.patch_embed = HMLPStem(img_size, patch_size, in_chans, embed_dim, norm=stem_norm)
+        if stem == 'linear':
+            self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim, norm=stem_norm, act=stem_act)
         else:
-            self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
+            self.patch_embed = STEMS[stem](img_size, patch_size, in_chans, embed_dim, norm=stem_norm or 'bn')
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim)) if class_token else None
         self.dist_token = nn.Parameter(torch.zeros(1, 1, embed_dim)) if distilled else None
         self.pos_embed = nn.Parameter(
             torch.zeros(1, self.patch_embed.num_patches + self.pos_embed_prefix, embed_dim))
 
-        block, extra = (Block, {}) if num_parallel == 1 else (ParallelBlock, dict(num_parallel=num_parallel))
+        block, extra = (Block, {}) if num_parallel == 1 else \
+            (ParallelBlock, dict(num_parallel=num_parallel, fused=fuse_parallel))
         if ATTN_LAYERS[attn_layer] is not None:
             extra['attn_layer'] = ATTN_LAYERS[attn_layer]
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
@@ -376,26 +371,6 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
     def forward(self, x: torch.Tensor):
         # class-token pooling reads only the prefix tokens: the last block need not update the patches
         return self.forward_head(self.forward_features(x, prefix_only=self.global_pool == 'token'))
-
-
-def _check_class_token_options(depth, class_token, distilled, global_pool, num_parallel, cls_insert_layer,
-                               depth_token_only):
-    """The late class token and the class-attention stage (CaiT Table 2): one line naming the argument."""
-    if cls_insert_layer and depth_token_only:
-        raise ValueError('cls_insert_layer and depth_token_only: a class-attention stage inserts the class token '
-                         'after the last block; set one of them')
-    if not 0 <= cls_insert_layer < max(depth, 1):
-        raise ValueError(f'cls_insert_layer must be in [0, depth - 1] = [0, {depth - 1}] (the class token needs a '
-                         f'block to join; depth_token_only > 0 for a class-attention stage), got {cls_insert_layer}')
-    if depth_token_only < 0:
-        raise ValueError(f'depth_token_only must be >= 0, got {depth_token_only}')
-    if (cls_insert_layer or depth_token_only) and not class_token:
-        raise ValueError('cls_insert_layer / depth_token_only place the class token: they need class_token=True')
-    if (cls_insert_layer or depth_token_only) and num_parallel != 1:
-        raise ValueError('cls_insert_layer / depth_token_only need sequential blocks (num_parallel=1)')
-    if depth_token_only and distilled:
-        raise ValueError('depth_token_only: the class-attention stage updates the class token alone; '
-                         'a distilled model (distillation token) has no class-attention form here')
 
 
 # the family's record (backbones/family.py): ViTDet's windowed attention and relative positions in Mask R-CNN

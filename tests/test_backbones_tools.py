@@ -111,6 +111,20 @@ def test_benchmark_json_contract(tmp_path):
         assert row['peak_mem_mb'] is None or row['peak_mem_mb'] > 0
 
 
+def test_benchmark_parallel_suite_sweeps_batches_beside_table4(tmp_path):
+    """"Three things" Table 4: fused ("par") vs sequential ("seq") S18x2 over a batch sweep, a quick run at a tiny
+    size; every batch has both rows, the measured ratio and the paper's (61 / 44 im/s at batch 1 on a V100)."""
+    path = tmp_path / 'parallel.json'
+    _tool('benchmark').main(['parallel', '--quick', '--parallel-pairs', 's18x2_par_vs_seq', '--img-size', '32',
+                             '--parallel-depth', '1', '--dtypes', 'fp32', '--device', 'cpu', '--json', str(path)])
+    result = json.loads(path.read_text())
+    assert [(r['impl'], r['batch']) for r in result['rows']] == [('par', 1), ('seq', 1), ('par', 2), ('seq', 2)]
+    assert all(r['img_per_s'] > 0 and r['ms_per_iter'] > 0 for r in result['rows'])
+    ratios = result['ratios']
+    assert ratios['parallel/s18x2_par_vs_seq/fp32/b1'] > 0
+    assert ratios['parallel/s18x2_par_vs_seq/fp32/b1/paper'] == pytest.approx(61 / 44)
+
+
 def test_benchmark_pretrain_suite_on_cpu(tmp_path):
     """MAE-lite Tiny vs supervised and attention-only vs full fine-tuning, a quick run: every row has its columns,
     and the model FLOPs say what the recipes are (MAE's encoder sees a quarter of the patches; a fine-tuning

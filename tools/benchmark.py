@@ -28,6 +28,10 @@ Suites:
              --paper-table thesis:6.7 or thesis:6.8): each row's model at its resolution, inference at the paper's
              batch (256) and precision (mixed: fp16 autocast on CUDA), and the ratios to a reference row (ViT-B)
              beside the paper's (absolute images/s depend on the GPU; ratios between models should hold).
+  parallel   "Three things" Table 4: inference latency and throughput over a batch sweep (--batches, default
+             1-64) of ViT-S18x2 / ViT-B18x2 with each layer's branches fused ("par") vs one after the other
+             ("seq"), and of ViT-B18x2 vs the sequential ViT-B36x1, the paper's ratios beside the measured ones
+             (backbones/parallel_benchmark.py; --img-size and --parallel-depth make it fit a CPU).
   dense      a training step of the dense tasks as their configs build them, in the precision tools/train.py
              --amp chooses (downstream/benchmark.py, needs mmseg / mmdet): UperNet on vitbench's ViT-B vs the same
              UperNet on mmseg's own VisionTransformer (step time, peak memory), and a Mask R-CNN ViT-B step (by
@@ -38,6 +42,7 @@ A GPU run of each suite in about a minute (eager; add --compile to the first two
   tools/benchmark.py pretrain --pairs mae_b_vs_supervised_b,attn_vs_full_ft --batch 256 --json p.json
   tools/benchmark.py dense --rounds 3 --iters 3 --json d.json
   tools/benchmark.py paper --paper-table thesis:6.7 --json t67.json   (about a minute for ViT-S to ViT-H)
+  tools/benchmark.py parallel --json t4.json
 """
 import argparse
 import datetime
@@ -223,71 +228,23 @@ def bench_pretrain(args, peaks: dict) -> tuple:
     return run(args, peaks['gemm'], peaks['datasheet_bf16'])
 
 
+def bench_parallel(args, peaks: dict) -> tuple:
+    from backbones.parallel_benchmark import bench_parallel as run
+    return run(args)
+
+
 def bench_dense(args, peaks: dict) -> tuple:
     from downstream.benchmark import bench_dense as run  # mmseg and mmdet: this suite alone needs them
     return run(args)
 
 
 def bench_paper(args, peaks: dict) -> tuple:
-    """Each row of ``--paper-table`` that states a throughput (vitbench.results.paper_speed): its model at its
-    resolution, inference (eval, inference mode) at ``--batch`` in ``--dtypes``' first precision; the rows carry
-    the paper's images/s and peak MB beside the measured ones, the ratios are each row's over the reference's, as
-    measured and as printed."""
-    from backbones import create_model
-    from vitbench.results.paper_speed import paper_speeds, ratios
-    device, dtype = torch.device(args.device), args.dtypes[0]
-    speeds = paper_speeds(args.paper_table)
-    if args.paper_rows:
-        wanted = [m.strip() for m in args.paper_rows.split(',') if m.strip()]
-        unknown = [m for m in wanted if m not in {s.model for s in speeds}]
-        if unknown:
-            raise SystemExit(f'--paper-rows: {unknown} are not rows of {args.paper_table} that state a throughput; '
-                             f'expected some of {", ".join(s.model for s in speeds)}')
-        speeds = [s for s in speeds if s.model in wanted]
-    reference = args.paper_reference or next((s.model for s in speeds if s.model.endswith('ViT-B')), speeds[0].model)
-    if reference not in {s.model for s in speeds}:
-        raise SystemExit(f'--paper-reference {reference!r} is not one of the rows measured: '
-                         f'{", ".join(s.model for s in speeds)}')
-    peak_rss = PeakRSS()
-    rows, measured, memory = [], {}, {}
-    for speed in speeds:
-        model = create_model(speed.variant, img_size=speed.img_size).to(device)
-        torch.manual_seed(0)
-        x = torch.randn(args.batch_size, 3, speed.img_size, speed.img_size, device=device)
-        step = make_step(model, x, None, 'fwd', dtype, device)
-        fastest, median = time_side_by_side({'model': step}, args.rounds, args.iters, device, args.clock,
-                                            args.warmup)['model']
-        measured[speed.model] = args.batch_size / fastest
-        memory[speed.model] = peak_memory_mb(step, device, peak_rss)
-        rows.append(dict(model=speed.model, variant=speed.variant, img_size=speed.img_size, batch=args.batch_size,
-                         dtype=dtype, mode='fwd', device=str(device), clock=clock_name(device, args.clock),
-                         img_per_s=measured[speed.model], ms_per_iter=1e3 * fastest, ms_per_iter_median=1e3 * median,
-                         peak_mem_mb=memory[speed.model], paper_img_per_s=speed.images_per_s,
-                         paper_peak_mem_mb=speed.peak_mem_MB))
-        print(f'{speed.model} ({speed.variant} at {speed.img_size}): {measured[speed.model]:.1f} im/s measured, '
-              f'{speed.images_per_s:g} im/s in the paper', flush=True)
-        del model, x
-        synchronize(device)
-        if device.type == 'cuda':
-            torch.cuda.empty_cache()
-    table = args.paper_table
-    paper = ratios({s.model: s.images_per_s for s in speeds}, reference)
-    paper_memory = ratios({s.model: s.peak_mem_MB for s in speeds}, reference)
-    out = {}
-    for model, ratio in ratios(measured, reference).items():
-        out[f'{table}/{model}/throughput_vs_{reference}'] = ratio
-        out[f'{table}/{model}/throughput_vs_{reference}/paper'] = paper[model]
-    for model, ratio in ratios(memory, reference).items():
-        if model in paper_memory:
-            out[f'{table}/{model}/peak_mem_vs_{reference}'] = ratio
-            out[f'{table}/{model}/peak_mem_vs_{reference}/paper'] = paper_memory[model]
-    for row in rows:
-        row.update(throughput_ratio=out.get(f'{table}/{row["model"]}/throughput_vs_{reference}'),
-                   paper_throughput_ratio=paper.get(row['model']), reference=reference)
-    return rows, out
+    from backbones.paper_benchmark import bench_paper as run
+    return run(args, make_step)
 
 
-SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'dense': bench_dense, 'paper': bench_paper}
+SUITES = {'backbones': bench_backbones, 'pretrain': bench_pretrain, 'parallel': bench_parallel,
+          'dense': bench_dense, 'paper': bench_paper}
 
 
 def print_table(rows):
@@ -305,6 +262,7 @@ def print_table(rows):
 
 
 def parse_args(argv=None):
+    from backbones.parallel_benchmark import DEFAULT_BATCHES, PAIRS as PARALLEL_PAIRS
     from pretrain.benchmark import PAIRS, parse_pairs
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('suite', choices=sorted(SUITES) + ['all'],
@@ -322,6 +280,13 @@ def parse_args(argv=None):
                         'UperNet and 1024 for Mask R-CNN)')
     parser.add_argument('--dense-tasks', help='dense: seg,det (default on CUDA; seg alone on CPU, where a Mask R-CNN '
                         'ViT-B step takes minutes)')
+    parser.add_argument('--parallel-pairs', default=','.join(PARALLEL_PAIRS),
+                        help=f'parallel: comma-separated pairs (default: all, {", ".join(PARALLEL_PAIRS)})')
+    parser.add_argument('--batches', default=','.join(map(str, DEFAULT_BATCHES)),
+                        help='parallel: batch sizes of the sweep (default: Table 4\'s 1,2,4,...,64)')
+    parser.add_argument('--img-size', type=int, default=224, help='parallel: image side (default 224)')
+    parser.add_argument('--parallel-depth', type=int, help='parallel: parallel layers (default: the variants\' 18; '
+                        'the sequential twin gets twice as many blocks)')
     parser.add_argument('--batch', '--batch-size', dest='batch_size', type=int,
                         help=f'backbones, pretrain: images per step (default: {DEFAULT_BATCH["cpu"]} on CPU, '
                              f'{DEFAULT_BATCH["cuda"]} on CUDA)')
@@ -361,6 +326,14 @@ def parse_args(argv=None):
     args.models = [m for m in args.models.split(',') if m]
     if args.dtypes is None and args.suite == 'paper':  # the thesis' "mixed precision": fp16 autocast on a V100
         args.dtypes = 'fp16' if device_type == 'cuda' else 'fp32'
+    args.parallel_pairs = [p for p in args.parallel_pairs.split(',') if p]
+    unknown = [p for p in args.parallel_pairs if p not in PARALLEL_PAIRS]
+    if unknown:
+        parser.error(f'--parallel-pairs: unknown {unknown}; expected some of {", ".join(PARALLEL_PAIRS)}')
+    try:
+        args.batches = [int(b) for b in args.batches.split(',') if b]
+    except ValueError:
+        parser.error(f'--batches: expected comma-separated integers, got {args.batches!r}')
     if args.dtypes is None:
         args.dtypes = 'bf16' if device_type == 'cuda' else ('fp32,bf16' if cpu_has_fast_bf16() else 'fp32')
         if args.dtypes == 'fp32':  # hours of emulated bf16 would measure nothing worth having
@@ -376,7 +349,7 @@ def parse_args(argv=None):
     if args.warmup is None:
         args.warmup = 3 if device_type == 'cuda' or args.compile else 1
     if args.quick:
-        args.batch_size, args.rounds = 2, 1
+        args.batch_size, args.rounds, args.batches = 2, 1, [1, 2]
     return args
 
 

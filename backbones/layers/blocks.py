@@ -13,6 +13,8 @@ from torch import nn
 from .attention import Attention
 from .cait_attention import ClassAttention
 from .mlp import LayerScale, Mlp
+from .parallel_fused import (FusedWeights, can_fuse_attention, fused_attention, fused_mlp, shared_norm_eps,
+                             stack_input_layers, stack_output_layers)
 from .window import window_attention
 
 
@@ -133,15 +135,25 @@ class ParallelBlock(nn.Module):
 
     k branches per layer have the parameters and FLOPs of k sequential blocks in 1/k of the depth; each branch
     has its own pre-norm and LayerScale, as in the official ``Layer_scale_init_Block_paralx2``.
+
+    ``fused=True`` (the default) runs the k branches as one wider operation (``parallel_fused.py``: one qkv
+    product, one attention call over all branches' heads, one output projection; one fc1, one fc2): the same
+    function of the same parameters, to float rounding. The branches run one after the other (``fused=False``,
+    the paper's "seq" column of Table 4) where the stacked form does not apply: attention maps asked for,
+    windows or relative positions, norms other than one LayerNorm eps, and a training step with stochastic
+    depth or dropout (each branch draws its own mask, as in the official code).
     """
 
     def __init__(self, dim: int, num_heads: int, num_parallel: int = 2, mlp_ratio: float = 4.,
                  qkv_bias: bool = True, init_values: Optional[float] = None, drop_path: float = 0.,
                  attn_drop: float = 0., proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU,
                  attn_layer=Attention, window_size: int = 0, num_prefix_tokens: int = 0,
-                 rel_pos_size: Optional[Tuple[int, int]] = None, rel_pos_kind: str = 'decomposed'):
+                 rel_pos_size: Optional[Tuple[int, int]] = None, rel_pos_kind: str = 'decomposed',
+                 fused: bool = True):
         super().__init__()
         self.num_parallel = num_parallel
+        self.fused = fused
+        self.drop_rates = (drop_path, attn_drop, proj_drop)
         self.attns = nn.ModuleList([
             Branch('attn', attn_layer(dim, num_heads=num_heads, qkv_bias=qkv_bias, attn_drop=attn_drop,
                                       proj_drop=proj_drop, **_rel_pos_kwargs(rel_pos_size, rel_pos_kind)),
@@ -153,11 +165,53 @@ class ParallelBlock(nn.Module):
             for _ in range(num_parallel)])
         self.window_size = window_size
         self.num_prefix_tokens = num_prefix_tokens
+        self._attn_weights, self._mlp_weights = FusedWeights(), FusedWeights()
+
+    def runs_fused(self, return_attn: Optional[str] = None) -> bool:
+        """Whether this call computes the branches as one wider operation (see the class docstring)."""
+        if not self.fused or return_attn is not None or self.window_size:
+            return False
+        if self.training and any(self.drop_rates):
+            return False
+        dim = self.attns[0].norm.normalized_shape[-1] if hasattr(self.attns[0].norm, 'normalized_shape') else None
+        return (can_fuse_attention([b.attn for b in self.attns])
+                and shared_norm_eps([b.norm for b in self.attns], dim) is not None
+                and shared_norm_eps([b.norm for b in self.ffns], dim) is not None)
+
+    def _stacked_attention(self):
+        def build():
+            qkv = stack_input_layers([b.norm for b in self.attns], [b.attn.qkv for b in self.attns], groups=3)
+            proj = stack_output_layers([b.attn.proj for b in self.attns], [b.ls for b in self.attns])
+            return qkv + proj
+        return self._attn_weights.get([p for b in self.attns for p in b.parameters()], build)
+
+    def _stacked_mlp(self):
+        def build():
+            fc1 = stack_input_layers([b.norm for b in self.ffns], [b.mlp.fc1 for b in self.ffns])
+            fc2 = stack_output_layers([b.mlp.fc2 for b in self.ffns], [b.ls for b in self.ffns])
+            return fc1 + fc2
+        return self._mlp_weights.get([p for b in self.ffns for p in b.parameters()], build)
+
+    def forward_fused(self, x: torch.Tensor, num_queries: Optional[int] = None) -> torch.Tensor:
+        """The branches as one wider operation (``parallel_fused.py``); only where :meth:`runs_fused`."""
+        attn = self.attns[0]
+        y = fused_attention(x, attn.norm.eps, *self._stacked_attention(), self.num_parallel, attn.attn.num_heads,
+                            num_queries)
+        x = (x if num_queries is None else x[:, :num_queries]) + y
+        ffn = self.ffns[0]
+        return x + fused_mlp(x, ffn.norm.eps, *self._stacked_mlp(), ffn.mlp.act)
 
     def forward(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
                 return_attn: Optional[str] = None, num_queries: Optional[int] = None):
         """Returns x, or (x, maps of all branches concatenated along the heads, (B, k*heads, N, N)).
         ``num_queries`` as in :meth:`Block.forward`."""
+        if self.runs_fused(return_attn):
+            return self.forward_fused(x, num_queries)
+        return self.forward_sequential(x, grid, return_attn, num_queries)
+
+    def forward_sequential(self, x: torch.Tensor, grid: Optional[Tuple[int, int]] = None,
+                           return_attn: Optional[str] = None, num_queries: Optional[int] = None):
+        """The branches one after the other (the paper's "seq"); arguments as :meth:`forward`."""
         ys = [self_attention(b.attn, b.norm(x), grid, self.window_size, self.num_prefix_tokens, return_attn,
                              num_queries) for b in self.attns]
         if return_attn is not None:

@@ -1,12 +1,13 @@
-"""Patch stems: the usual linear patch projection, the hierarchical-MLP (hMLP) stem and PatchConvNet's
-convolutional stem.
+"""Patch stems: the usual linear patch projection (optionally followed by a norm and / or GELU), the
+hierarchical-MLP (hMLP) stem, LeViT's convolutional stem (the stems "Three things" Table 7 compares) and
+PatchConvNet's convolutional stem.
 
-The first two map (B, 3, H, W) to (B, H/p * W/p, D) tokens and return the token grid (H/p, W/p) alongside, so
+The first three map (B, 3, H, W) to (B, H/p * W/p, D) tokens and return the token grid (H/p, W/p) alongside, so
 any input whose sides are multiples of the patch size is accepted. The convolutional stem feeds a
 convolutional trunk: it returns the (B, D, H/p, W/p) map itself.
 """
 import math
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 from timm.layers import LayerNorm2d
@@ -25,15 +26,69 @@ def _check_divisible(x: torch.Tensor, patch_size: Tuple[int, int]) -> Tuple[int,
     return H // patch_size[0], W // patch_size[1]
 
 
-class PatchEmbed(nn.Module):
-    """Linear projection of non-overlapping patches (a conv with kernel = stride = patch size)."""
+STEM_NORMS = ('bn', 'ln')
 
-    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768):
+
+def stem_norm_layer(norm: str, where: str):
+    """BatchNorm2d ('bn') or a LayerNorm over the channels of a (B, C, H, W) map ('ln', eps 1e-6)."""
+    if norm not in STEM_NORMS:
+        raise ValueError(f"{where}: norm must be one of {STEM_NORMS}, got {norm!r}")
+    return nn.BatchNorm2d if norm == 'bn' else (lambda c: LayerNorm2d(c, eps=1e-6))
+
+
+class PatchEmbed(nn.Module):
+    """Linear projection of non-overlapping patches (a conv with kernel = stride = patch size).
+
+    ``norm`` ('bn' / 'ln') and ``act`` (GELU) after the projection: Table 7's "linear + BN", "+ GELU" and
+    "+ BN + GELU" rows, in that order (projection, norm, non-linearity). Without them (the default) the keys
+    are the usual ``proj.{weight,bias}``; the norm adds ``norm.*``.
+    """
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768,
+                 norm: Optional[str] = None, act: bool = False):
         super().__init__()
         self.img_size, self.patch_size = to_2tuple(img_size), to_2tuple(patch_size)
         self.grid_size = (self.img_size[0] // self.patch_size[0], self.img_size[1] // self.patch_size[1])
         self.num_patches = self.grid_size[0] * self.grid_size[1]
         self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=self.patch_size, stride=self.patch_size)
+        self.norm = stem_norm_layer(norm, 'PatchEmbed')(embed_dim) if norm is not None else None
+        self.act = nn.GELU() if act else None
+
+    def forward(self, x: torch.Tensor):
+        grid = _check_divisible(x, self.patch_size)
+        x = self.proj(x)
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.act is not None:
+            x = self.act(x)
+        return x.flatten(2).transpose(1, 2), grid
+
+
+class LeViTStem(nn.Module):
+    """LeViT's convolutional stem (Graham et al., 2021, ``b16`` of the official levit.py), as "Three things"
+    Table 7 compares it: four 3x3 convolutions of stride 2 (padding 1, no bias), widths D/8, D/4, D/2, D, each
+    followed by a norm ('bn' as LeViT's Conv2d_BN, or 'ln'), GELU between them (Table 7's NL column; LeViT
+    itself uses Hardswish). 19.07 GFLOPs for ViT-B at 224 (Table 7). Overlapping kernels: neighbouring patches
+    mix, unlike the hMLP stem. Keys ``proj.{0,1,3,4,6,7,9,10}`` (conv, norm; GELU between).
+    """
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768, norm: str = 'bn'):
+        super().__init__()
+        if to_2tuple(patch_size) != (16, 16) or embed_dim % 8:
+            raise ValueError(f'the LeViT stem is defined for 16x16 patches (four stride-2 convolutions) and an '
+                             f'embed_dim divisible by 8; got patch_size={patch_size}, embed_dim={embed_dim}')
+        norm_layer = stem_norm_layer(norm, 'LeViTStem')
+        self.img_size, self.patch_size = to_2tuple(img_size), (16, 16)
+        self.grid_size = (self.img_size[0] // 16, self.img_size[1] // 16)
+        self.num_patches = self.grid_size[0] * self.grid_size[1]
+        widths = [in_chans, embed_dim // 8, embed_dim // 4, embed_dim // 2, embed_dim]
+        layers = []
+        for i in range(4):
+            if i:
+                layers.append(nn.GELU())
+            layers += [nn.Conv2d(widths[i], widths[i + 1], kernel_size=3, stride=2, padding=1, bias=False),
+                       norm_layer(widths[i + 1])]
+        self.proj = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor):
         grid = _check_divisible(x, self.patch_size)
@@ -55,9 +110,7 @@ class HMLPStem(nn.Module):
         if to_2tuple(patch_size) != (16, 16):
             raise ValueError(f'the hMLP stem is defined for 16x16 patches (4x4 -> 8x8 -> 16x16), '
                              f'got patch_size={patch_size}')
-        if norm not in ('bn', 'ln'):
-            raise ValueError(f"hMLP stem norm must be 'bn' or 'ln', got {norm!r}")
-        norm_layer = nn.BatchNorm2d if norm == 'bn' else (lambda c: LayerNorm2d(c, eps=1e-6))
+        norm_layer = stem_norm_layer(norm, 'hMLP stem')
         self.img_size, self.patch_size = to_2tuple(img_size), (16, 16)
         self.grid_size = (self.img_size[0] // 16, self.img_size[1] // 16)
         self.num_patches = self.grid_size[0] * self.grid_size[1]
