@@ -76,3 +76,24 @@ def test_bad_switches_are_refused_naming_the_key():
         ResMLPBlock(8, 4, norm='group')
     with pytest.raises(ValueError, match="global_pool must be 'avg', 'class_mlp' or ''"):
         create_model('resmlp_demo_patch8_64', global_pool='token')
+
+
+# PatchConvNet's architecture ablation (thesis Table 5.7), on S60: each a key of the family
+@pytest.mark.parametrize('overrides', [dict(global_pool='avg'), dict(stem='linear'), dict(norm='bn'),
+                                       dict(num_heads=8)])
+def test_patchconvnet_table_5_7_switches(overrides):
+    torch.manual_seed(0)
+    model = create_model('patchconvnet_demo_64', depth=2, num_classes=5, **overrides)
+    out = model(torch.randn(2, 3, 64, 64))
+    assert out.shape == (2, 5) and out.isfinite().all()
+    if 'stem' in overrides:  # one p x p projection of stride p instead of the 3x3 convolutions
+        assert type(model.patch_embed).__name__ == 'LinearPatchStem'
+        assert model.patch_embed.proj.kernel_size == (8, 8) and model.patch_embed.proj.stride == (8, 8)
+    if 'num_heads' in overrides:
+        assert model.blocks_token_only[0].attn.num_heads == 8
+    base = _millions('patchconvnet_s60')
+    assert base == 25.2  # Table 5.1
+    if 'stem' in overrides:  # the linear projection has 16 * 16 * 3 * 384 + 384 weights instead of the stem's
+        assert _millions('patchconvnet_s60', stem='linear') < base
+    with pytest.raises(ValueError, match="stem must be 'conv' or 'linear'"):
+        create_model('patchconvnet_demo_64', stem='hmlp')

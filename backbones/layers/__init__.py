@@ -7,7 +7,7 @@ from .mlp import LayerScale, LayerScale2d, Mlp
 from .pos_embed import resample_pos_embed, square_grid
 from .rel_pos import decomposed_rel_pos_bias, get_rel_pos, is_rel_pos_key, resize_rel_pos
 from .resmlp_block import Affine, ClassMLPBlock, ResMLPBlock
-from .stems import ConvStem, HMLPStem, PatchEmbed, to_2tuple
+from .stems import ConvStem, HMLPStem, LinearPatchStem, PatchEmbed, to_2tuple
 from .window import window_attention
 
 __all__ = [
@@ -15,5 +15,5 @@ __all__ = [
     'make_drop_path', 'residual', 'ClassAttention', 'TalkingHeadAttention', 'PatchConvBlock', 'trunk_norm',
     'LayerScale', 'LayerScale2d', 'Mlp', 'resample_pos_embed', 'square_grid', 'decomposed_rel_pos_bias',
     'get_rel_pos', 'is_rel_pos_key', 'resize_rel_pos', 'Affine', 'ResMLPBlock', 'ClassMLPBlock',
-    'ConvStem', 'HMLPStem', 'PatchEmbed', 'to_2tuple', 'window_attention',
+    'ConvStem', 'HMLPStem', 'LinearPatchStem', 'PatchEmbed', 'to_2tuple', 'window_attention',
 ]
