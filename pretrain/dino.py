@@ -240,15 +240,15 @@ class DINO(BaseModel):
                     teacher_temp=torch.tensor(self.teacher_temp_now))
 
     def train_step(self, data, optim_wrapper) -> Dict[str, torch.Tensor]:
-        return self.dino_step(data, optim_wrapper, self._run_forward, self)
+        return self.dino_step(data, optim_wrapper, self)
 
-    def dino_step(self, data, optim_wrapper, run_forward, context) -> Dict[str, torch.Tensor]:
+    def dino_step(self, data, optim_wrapper, runner: nn.Module) -> Dict[str, torch.Tensor]:
         """The official iteration: loss, backward, per-parameter clipping (after unscaling under AMP), no gradient
-        to the last layer while it is frozen, optimiser step, then the teacher's EMA update. ``run_forward`` and
-        ``context``: this model's, or its :class:`DINODistributedDataParallel` wrapper's (gradients synchronised)."""
-        with optim_wrapper.optim_context(context):
+        to the last layer while it is frozen, optimiser step, then the teacher's EMA update. ``runner``: this
+        model, or its :class:`DINODistributedDataParallel` wrapper (whose forward synchronises the gradients)."""
+        with optim_wrapper.optim_context(runner):
             data = self.data_preprocessor(data, True)
-            losses = run_forward(data, mode='loss')
+            losses = runner(**data, mode='loss')
         parsed, log_vars = self.parse_losses(losses)
         optim_wrapper.backward(parsed)
         if optim_wrapper.should_update():
@@ -272,7 +272,7 @@ class DINODistributedDataParallel(MMDistributedDataParallel):
     'DINODistributedDataParallel')`` in DINO configs."""
 
     def train_step(self, data, optim_wrapper) -> Dict[str, torch.Tensor]:
-        return self.module.dino_step(data, optim_wrapper, self._run_forward, self)
+        return self.module.dino_step(data, optim_wrapper, self)
 
 
 @HOOKS.register_module()
