@@ -13,7 +13,7 @@ from .block_walk import Hidden
 from .cait import ClassAttentionHeadMixin, check_global_pool, class_attention_stage
 from .checkpoint.formats import PATCHCONVNET_OFFICIAL
 from .family import Family, register_family
-from .layers import ConvStem, PatchConvBlock, drop_path_rates
+from .layers import ConvStem, LinearPatchStem, PatchConvBlock, drop_path_rates
 from .vit import ViTFamilyMixin, layer_norm
 
 
@@ -28,6 +28,8 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
         num_heads, mlp_ratio_token_only, depth_token_only: the attention-based pooling (official: 1 head, an
             FFN of ratio 3, one block); ``depth_token_only=0`` builds the trunk alone (dense use).
         global_pool: 'token' (the class token, the paper's), 'avg' (average pooling, Table 5.7) or ''.
+        stem: 'conv' (the paper's convolutional stem) or 'linear' (a linear patch projection, Table 5.7).
+        num_heads: 1 (the paper's single-head pooling); Table 5.7's multi-head row: CaiT's 8 heads at width 384.
         drop_path_uniform: the same stochastic-depth rate in every block (the thesis: "a uniform drop rate").
         drop_rate: dropout before the classifier; proj_drop_rate / attn_drop_rate: in the pooling block.
     """
@@ -43,13 +45,15 @@ class PatchConvNet(ClassAttentionHeadMixin, ViTFamilyMixin, BaseModule):
                  qkv_bias: bool = True, depth_token_only: int = 1, final_norm: bool = True,
                  drop_rate: float = 0., attn_drop_rate: float = 0., proj_drop_rate: float = 0.,
                  drop_path_rate: float = 0., drop_path_uniform: bool = True, norm_eps: float = 1e-6,
-                 init_cfg=None):
+                 stem: str = 'conv', init_cfg=None):
         super().__init__(init_cfg=init_cfg)
+        if stem not in ('conv', 'linear'):
+            raise ValueError(f"PatchConvNet stem must be 'conv' or 'linear', got {stem!r}")
         check_global_pool(global_pool, depth_token_only)
         norm_layer = layer_norm(norm_eps)
         self._set_dims(num_classes, global_pool, embed_dim, depth)
 
-        self.patch_embed = ConvStem(img_size, patch_size, in_chans, embed_dim)
+        self.patch_embed = (ConvStem if stem == 'conv' else LinearPatchStem)(img_size, patch_size, in_chans, embed_dim)
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
         self.blocks = nn.ModuleList([
             PatchConvBlock(embed_dim, init_values=init_values, drop_path=dpr[i], norm=norm, norm_eps=norm_eps)

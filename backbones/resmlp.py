@@ -2,6 +2,10 @@
 training"; thesis ch. 4): patches projected linearly, a stack of residual layers that mix the patches with one
 linear layer and the channels with an MLP (Affine pre-normalisation, LayerScale), average pooling, linear
 classifier. No attention, no position embedding, no class token, no batch statistics.
+
+Table 4.3's ablations are keys of the family: ``norm`` ('affine' | 'ln' | 'bn'), ``cross_patch`` ('linear' |
+'mlp' | 'none' | 'conv3x3' | 'dwconv3x3' | 'dsconv3x3'), ``global_pool='class_mlp'`` (Class-MLP pooling),
+``patch_size`` and ``depth`` (backbones/layers/resmlp_block.py).
 """
 import torch
 from mmengine.model import BaseModule
@@ -9,7 +13,10 @@ from torch import nn
 
 from .checkpoint.formats import RESMLP_OFFICIAL, RESMLP_TIMM
 from .family import Family, register_family
-from .layers import Affine, PatchEmbed, ResMLPBlock, drop_path_rates
+from torch.nn.init import trunc_normal_
+
+from .layers import ClassMLPBlock, PatchEmbed, ResMLPBlock, drop_path_rates
+from .layers.resmlp_block import resmlp_norm
 from .vit import ViTFamilyMixin
 
 
@@ -19,7 +26,12 @@ class ResMLP(ViTFamilyMixin, BaseModule):
     Args:
         img_size: the input size. The cross-patch layers are (H/p * W/p) square matrices: the model takes
             exactly this size (the dense backbone pads smaller inputs, see ``backbones.dense``).
-        global_pool: 'avg' (mean of the patch tokens, the paper's) or '' (no pooling).
+        global_pool: 'avg' (mean of the patch tokens, the paper's), 'class_mlp' (Table 4.3's Class-MLP: a class
+            token updated by ``class_depth`` :class:`ClassMLPBlock` s, CaiT's class attention with linear layers)
+            or '' (no pooling).
+        norm: the pre-normalisation of every sublayer and the final one: 'affine' (the paper's), 'ln', 'bn'.
+        cross_patch: the patch-communication sublayer, 'linear' (the paper's), 'mlp', 'none', 'conv3x3',
+            'dwconv3x3' or 'dsconv3x3' (Table 4.3).
         init_values: LayerScale init (official: 0.1 at depth 12, 1e-5 at 24, 1e-6 at 36 and for B24).
         drop_path_uniform: the official code uses the same stochastic-depth rate in every block.
         final_norm: the final Affine before pooling (dense backbones may leave it out).
@@ -34,20 +46,28 @@ class ResMLP(ViTFamilyMixin, BaseModule):
                  global_pool: str = 'avg', embed_dim: int = 384, depth: int = 12, mlp_ratio: float = 4.,
                  init_values: float = 1e-4, final_norm: bool = True, drop_rate: float = 0.,
                  proj_drop_rate: float = 0., drop_path_rate: float = 0., drop_path_uniform: bool = True,
-                 init_cfg=None):
+                 norm: str = 'affine', cross_patch: str = 'linear', class_depth: int = 2, init_cfg=None):
         super().__init__(init_cfg=init_cfg)
-        if global_pool not in ('avg', ''):
-            raise ValueError(f"ResMLP pools by averaging: global_pool must be 'avg' or '', got {global_pool!r}")
+        if global_pool not in ('avg', 'class_mlp', ''):
+            raise ValueError(f"ResMLP global_pool must be 'avg', 'class_mlp' or '', got {global_pool!r}")
         self._set_dims(num_classes, global_pool, embed_dim, depth)
 
         self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
         dpr = drop_path_rates(drop_path_rate, depth, drop_path_uniform)
         self.blocks = nn.ModuleList([
             ResMLPBlock(embed_dim, self.patch_embed.num_patches, mlp_ratio=mlp_ratio, init_values=init_values,
-                        drop=proj_drop_rate, drop_path=dpr[i])
+                        drop=proj_drop_rate, drop_path=dpr[i], norm=norm, cross_patch=cross_patch)
             for i in range(depth)])
-        self._build_head(Affine(embed_dim) if final_norm else nn.Identity(), drop_rate)
+        self.cls_token, self.blocks_token_only = None, None
+        if global_pool == 'class_mlp':
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+            self.blocks_token_only = nn.ModuleList([
+                ClassMLPBlock(embed_dim, self.patch_embed.num_patches, mlp_ratio=mlp_ratio, init_values=init_values,
+                              norm=norm) for _ in range(class_depth)])
+        self._build_head(resmlp_norm(norm, embed_dim) if final_norm else nn.Identity(), drop_rate)
         self._init_weights()
+        if self.cls_token is not None:
+            trunc_normal_(self.cls_token, std=.02)
 
     def _trunk_input(self, x: torch.Tensor, keep=None):
         x, grid = self.patch_embed(x)
@@ -64,12 +84,21 @@ class ResMLP(ViTFamilyMixin, BaseModule):
                                   'blocks[i].linear_tokens.weight (N x N)')
 
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, 3, H, W) -> normalised patch tokens (B, N, C)."""
-        return self.norm(self.last_hidden(x).tokens)
+        """(B, 3, H, W) -> normalised patch tokens (B, N, C); with Class-MLP pooling, [class token, patches]
+        (B, 1 + N, C)."""
+        x = self.last_hidden(x).tokens
+        if self.blocks_token_only is not None:
+            cls_token = self.cls_token.expand(x.shape[0], -1, -1)
+            for blk in self.blocks_token_only:
+                cls_token = blk(x, cls_token)
+            x = torch.cat([cls_token, x], dim=1)
+        return self.norm(x)
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
         if self.global_pool == 'avg':
             x = x.mean(dim=1)
+        elif self.global_pool == 'class_mlp':
+            x = x[:, 0]
         x = self.head_drop(x)
         return x if pre_logits else self.head(x)
 

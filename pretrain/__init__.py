@@ -1,4 +1,4 @@
-"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, MoCo-v3, fine-tuning (full,
+"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, MoCo-v3, DINO, fine-tuning (full,
 attention-only, linear probe, resolution), as registered mmengine components run by tools/train.py.
 
 Importing the package registers everything in the ``vitbench`` scope, and the records of its two tasks
@@ -8,6 +8,7 @@ from . import optim  # noqa: F401  (registers timm's Lamb)
 from . import record  # noqa: F401  (registers the pre-training and fine-tuning records)
 from .classifier import ClsLoss, ImageClassifier
 from .data import ImageNet
+from .dino import DINO, DINODistributedDataParallel, DINOHead, DINOScheduleHook
 from .dmae import DistilledMAE
 from .export import BackboneExportHook
 from .extra_eval import ExtraSetsValLoop
@@ -34,4 +35,5 @@ __all__ = ['ImageClassifier', 'ClsLoss', 'MAE', 'MAEDecoder', 'DistilledMAE', 'r
            'MAEVisualizationHook', 'apply_trainable', 'trainable_names', 'LoadImage', 'RandomResizedCrop',
            'SimpleRandomCrop', 'ThreeAugment', 'ColorJitter', 'RandAugment', 'RandomHorizontalFlip',
            'ResizeCenterCrop', 'PackInputs', 'MoCoV3', 'MoCoMomentumHook', 'MultiView', 'RandomColorJitter',
-           'RandomGrayscale', 'GaussianBlur', 'Solarize']
+           'RandomGrayscale', 'GaussianBlur', 'Solarize',
+           'DINO', 'DINOHead', 'DINOScheduleHook', 'DINODistributedDataParallel']

@@ -44,6 +44,11 @@ class ClsDataPreprocessor(ImgDataPreprocessor):
 
     def forward(self, data: dict, training: bool = False) -> dict:
         inputs = data['inputs']
+        if isinstance(inputs, (list, tuple)) and inputs and all(isinstance(g, torch.Tensor) and g.dim() == 5
+                                                                for g in inputs):
+            # multi-crop (DINO): one (B, views, 3, H, W) group per crop size, each normalised as below
+            groups = [self.forward(dict(data, inputs=g), training) for g in inputs]
+            return dict(groups[0], inputs=[g['inputs'] for g in groups])
         if isinstance(inputs, torch.Tensor) and inputs.dim() == 5:  # (B, views, 3, H, W): normalise every view
             if self.mixup is not None or self.erasing is not None:
                 raise RefusalValueError('ClsDataPreprocessor: Mixup / CutMix / random erasing act on single-view '

@@ -260,7 +260,8 @@ class ResizeCenterCrop(_PILTransform):
 @TRANSFORMS.register_module()
 class PackInputs:
     """PIL image -> ``inputs`` (uint8 tensor, 3 x H x W) and ``data_samples`` (label, file path); a list of
-    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W."""
+    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W; views of several sizes (DINO's multi-crop) -> a list of such tensors, one per run of
+    consecutive views of one size (batched by ``default_collate`` into a list of (B, views, 3, H, W))."""
 
     @staticmethod
     def _chw(img) -> torch.Tensor:
@@ -268,6 +269,13 @@ class PackInputs:
 
     def __call__(self, results: dict) -> dict:
         img = results['img']
-        inputs = torch.stack([self._chw(v) for v in img]) if isinstance(img, (list, tuple)) else self._chw(img)
+        if isinstance(img, (list, tuple)):
+            views = [self._chw(v) for v in img]
+            groups = [[views[0]]]
+            for v in views[1:]:
+                (groups[-1].append(v) if v.shape == groups[-1][0].shape else groups.append([v]))
+            inputs = torch.stack(views) if len(groups) == 1 else [torch.stack(g) for g in groups]
+        else:
+            inputs = self._chw(img)
         return dict(inputs=inputs, data_samples=dict(gt_label=torch.tensor(results['gt_label']),
                                                      img_path=results['img_path']))

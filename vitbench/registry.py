@@ -49,7 +49,7 @@ RUNNERS = _child('runner', MMENGINE_RUNNERS)
 LOOPS = _child('loop', MMENGINE_LOOPS, ['pretrain.extra_eval'])
 # The harness' own hooks (result.json, param_groups.json, divergence) are not located from here: the core names
 # nothing above the tasks; harness.experiment.cli imports them before it adds them to a run.
-HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'pretrain.mocov3',
+HOOKS = _child('hook', MMENGINE_HOOKS, ['pretrain.export', 'pretrain.mae_vis', 'pretrain.mocov3', 'pretrain.dino',
                                         'vitbench.engine.run_state',
                                         'vitbench.engine.verified_checkpoint_hook', 'downstream'])
 DATASETS = _child('dataset', MMENGINE_DATASETS, ['pretrain.data', 'pretrain.imagenet_variants', 'pretrain.imagenet21k',
@@ -58,9 +58,9 @@ DATA_SAMPLERS = _child('data sampler', MMENGINE_DATA_SAMPLERS, ['pretrain.sample
 TRANSFORMS = _child('transform', MMENGINE_TRANSFORMS, ['pretrain.transforms', 'pretrain.ssl_transforms',
                                                      'downstream'])
 MODELS = _child('model', MMENGINE_MODELS, ['backbones.dense', 'backbones.timm_backbones', 'pretrain.classifier',
-                                           'pretrain.preprocessor', 'pretrain.mae', 'pretrain.dmae', 'pretrain.mocov3',
+                                           'pretrain.preprocessor', 'pretrain.mae', 'pretrain.dmae', 'pretrain.mocov3', 'pretrain.dino',
                                            'downstream'])
-MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS)
+MODEL_WRAPPERS = _child('model_wrapper', MMENGINE_MODEL_WRAPPERS, ['pretrain.dino'])
 WEIGHT_INITIALIZERS = _child('weight initializer', MMENGINE_WEIGHT_INITIALIZERS)
 OPTIMIZERS = _child('optimizer', MMENGINE_OPTIMIZERS, ['pretrain.optim'])
 OPTIM_WRAPPERS = _child('optim_wrapper', MMENGINE_OPTIM_WRAPPERS, ['vitbench.engine.amp', 'vitbench.engine.cpu_amp'])

@@ -6,14 +6,14 @@ from .conv_block import PatchConvBlock, trunk_norm
 from .mlp import LayerScale, LayerScale2d, Mlp
 from .pos_embed import resample_pos_embed, square_grid
 from .rel_pos import decomposed_rel_pos_bias, get_rel_pos, is_rel_pos_key, resize_rel_pos
-from .resmlp_block import Affine, ResMLPBlock
-from .stems import ConvStem, HMLPStem, LeViTStem, PatchEmbed, to_2tuple
+from .resmlp_block import Affine, ClassMLPBlock, ResMLPBlock
+from .stems import ConvStem, HMLPStem, LeViTStem, LinearPatchStem, PatchEmbed, to_2tuple
 from .window import window_attention
 
 __all__ = [
     'Attention', 'explicit_attention', 'Block', 'ClassAttentionBlock', 'ParallelBlock', 'drop_path_rates',
     'make_drop_path', 'residual', 'ClassAttention', 'TalkingHeadAttention', 'PatchConvBlock', 'trunk_norm',
     'LayerScale', 'LayerScale2d', 'Mlp', 'resample_pos_embed', 'square_grid', 'decomposed_rel_pos_bias',
-    'get_rel_pos', 'is_rel_pos_key', 'resize_rel_pos', 'Affine', 'ResMLPBlock',
-    'ConvStem', 'HMLPStem', 'LeViTStem', 'PatchEmbed', 'to_2tuple', 'window_attention',
+    'get_rel_pos', 'is_rel_pos_key', 'resize_rel_pos', 'Affine', 'ResMLPBlock', 'ClassMLPBlock',
+    'ConvStem', 'HMLPStem', 'LeViTStem', 'LinearPatchStem', 'PatchEmbed', 'to_2tuple', 'window_attention',
 ]

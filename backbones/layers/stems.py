@@ -157,3 +157,20 @@ class ConvStem(nn.Module):
         """(B, 3, H, W) -> ((B, D, ceil(H/p), ceil(W/p)) map, its grid)."""
         x = self.proj(x)
         return x, tuple(x.shape[-2:])
+
+
+class LinearPatchStem(nn.Module):
+    """Table 5.7's "conv-stem -> linear projection": each p x p patch projected linearly (one p x p convolution of
+    stride p), returning the map like :class:`ConvStem` (keys ``proj.weight``, ``proj.bias``)."""
+
+    def __init__(self, img_size=224, patch_size=16, in_chans: int = 3, embed_dim: int = 768):
+        super().__init__()
+        self.img_size, self.patch_size = to_2tuple(img_size), to_2tuple(patch_size)
+        self.grid_size = (self.img_size[0] // self.patch_size[0], self.img_size[1] // self.patch_size[1])
+        self.num_patches = self.grid_size[0] * self.grid_size[1]
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=self.patch_size, stride=self.patch_size)
+
+    def forward(self, x: torch.Tensor):
+        """(B, 3, H, W) -> ((B, D, H/p, W/p) map, its grid)."""
+        x = self.proj(x)
+        return x, tuple(x.shape[-2:])
