@@ -5,8 +5,10 @@ fingerprint of the dataset (its class, root, split, the ids and labels of its im
 same weights on the same images reuse ``work_dir/features/<key>.npz``, anything else computes afresh.
 """
 import hashlib
+import io
 import os
 import os.path as osp
+import re
 from typing import Dict
 
 import numpy as np
@@ -28,8 +30,9 @@ def model_digest(model: torch.nn.Module) -> str:
 
 def dataset_fingerprint(dataset, label_key: str = 'gt_label') -> str:
     """sha1 of what decides a dataset's features and labels."""
+    pipeline = re.sub(r' at 0x[0-9a-fA-F]+', '', repr(getattr(dataset, 'pipeline', '')))  # no object addresses
     digest = hashlib.sha1(repr((type(dataset).__name__, getattr(dataset, 'data_root', ''),
-                                getattr(dataset, 'split', ''), repr(getattr(dataset, 'pipeline', '')))).encode())
+                                getattr(dataset, 'split', ''), pipeline)).encode())
     for i in range(len(dataset)):
         info = dataset.get_data_info(i)
         digest.update(f"{info.get('img_path', i)}:{info.get(label_key)};".encode())
@@ -60,7 +63,6 @@ def cached_features(model, dataloader, work_dir: str, label_key: str = 'gt_label
             return {k: npz[k] for k in npz.files}
     found = extract(model, dataloader, label_key)
     os.makedirs(osp.dirname(path), exist_ok=True)
-    import io
     buffer = io.BytesIO()
     np.savez(buffer, **found)
     atomic_write_bytes(buffer.getvalue(), path)
