@@ -191,7 +191,11 @@ class ResizeCenterCrop(_PILTransform):
 @TRANSFORMS.register_module()
 class PackInputs:
     """PIL image -> ``inputs`` (uint8 tensor, 3 x H x W) and ``data_samples`` (label, file path); a list of
-    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W."""
+    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W. ``keys``: more fields of the sample
+    to carry into ``data_samples`` (Grafit's memory needs ``sample_idx``, the image's index in its dataset)."""
+
+    def __init__(self, keys=()):
+        self.keys = tuple(keys)
 
     @staticmethod
     def _chw(img) -> torch.Tensor:
@@ -200,5 +204,10 @@ class PackInputs:
     def __call__(self, results: dict) -> dict:
         img = results['img']
         inputs = torch.stack([self._chw(v) for v in img]) if isinstance(img, (list, tuple)) else self._chw(img)
-        return dict(inputs=inputs, data_samples=dict(gt_label=torch.tensor(results['gt_label']),
-                                                     img_path=results['img_path']))
+        samples = dict(gt_label=torch.tensor(results['gt_label']), img_path=results['img_path'])
+        for key in self.keys:
+            if key not in results:
+                raise KeyError(f"PackInputs: keys names {key!r}, which the sample does not have (it has "
+                               f"{sorted(results)})")
+            samples[key] = torch.tensor(results[key])
+        return dict(inputs=inputs, data_samples=samples)
