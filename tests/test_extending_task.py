@@ -123,11 +123,10 @@ def test_the_leaderboard_order_is_the_records_whatever_registers_first(refused_t
             schema.register(record)
         assert schema.task_names() == (*SUITE_ORDER, 'toy_depth')  # outside tasks after the suite's
         assert list(schema.kinds()) == ['cls', 'mce', 'ece', 'seg', 'box', 'mask', 'transfer', 'knn', 'retrieval',
-                                        'linear_probe', 'toy_delta1',
-                                        'toy_abs_rel']
+                                        'linear_probe', 'toy_delta1', 'toy_abs_rel']
         del schema.TASKS['toy_depth']
         schema.register(replace(refused_toy, order=250))  # a task may take a place between the suite's
-        assert schema.task_names() == ('pretrain', 'finetune', 'toy_depth', 'seg', 'det', 'transfer')
+        assert schema.task_names() == ('pretrain', 'finetune', 'toy_depth', 'seg', 'det', 'transfer', 'frozen')
         with pytest.raises(ValueError, match=r"task 'toy_first' has order='first', expected a whole number"):
             schema.register(replace(refused_toy, name='toy_first', order='first'))
     finally:

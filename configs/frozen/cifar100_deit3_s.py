@@ -1,7 +1,8 @@
 # Frozen DeiT III ViT-S features on CIFAR-100 (fine labels): the training images are the k-NN's neighbours and
 # retrieval's collection, the test images the queries. Images at 224, as the backbone was trained.
 #   python tools/test.py configs/frozen/cifar100_deit3_s.py work_dirs/deit3_small_in1k_400e/backbone.pth
-# Coarse level (the 20 superclasses): --cfg-options label_level=coarse experiment.dataset=cifar100-coarse
+# Coarse level (the 20 superclasses): --cfg-options test_dataloader.dataset.label_level=coarse
+#   test_cfg.memory_dataloader.dataset.label_level=coarse experiment.dataset=cifar100-coarse
 _base_ = ['./frozen_runtime.py']
 
 data_root = 'data/cifar100'
