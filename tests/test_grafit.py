@@ -90,3 +90,39 @@ def test_grafit_on_timm_resnet18():
     inputs, samples = _batch(size=32)
     out = model.loss(inputs, samples)
     assert set(out) == {'loss_knn', 'loss_inst'} and model.projector[0].in_features == 512
+
+
+def test_coarse_trained_backbone_is_scored_at_the_fine_level_beside_a_fine_baseline(tmp_path):
+    """The demo's claim at the tiny scale: Grafit trained on CIFAR-100's 20 coarse labels and the cross-entropy
+    baseline on the 100 fine labels (one training each, 4 iterations), both scored frozen at the fine labels by
+    k-NN and retrieval (tools/test.py), and the board has the two rows in the same columns."""
+    import json
+    import os.path as osp
+
+    from harness import demo_data
+    from harness.demo_data.build import generate
+    from tools import leaderboard, test as test_tool, train as train_tool
+
+    data = tmp_path / 'data'
+    assert not generate([demo_data.DATASETS['cifar100']], str(data), scale='tiny', log=lambda *a: None)
+    root = f'{data}/cifar100'
+    configs = osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs/demo')
+    common = [f'train_dataloader.dataset.data_root={root}', 'train_dataloader.dataset.indices=None',
+              'train_dataloader.batch_size=50', 'train_cfg.max_epochs=1', 'model.hidden=64',
+              'default_hooks.checkpoint.interval=1']
+    runs = {'grafit': [], 'fine': ['model.losses=[ce]', 'train_dataloader.dataset.label_level=fine',
+                                   'model.num_classes=100', 'experiment.pretrain.recipe=supervised']}
+    for name, options in runs.items():
+        train_tool.main([f'{configs}/grafit_cifar100_demo.py', '--work-dir', str(tmp_path / name),
+                         '--cfg-options'] + common + options)
+        test_tool.main([f'{configs}/frozen_cifar100_demo.py', str(tmp_path / name / 'backbone.pth'),
+                        '--work-dir', str(tmp_path / f'frozen_{name}'), '--cfg-options',
+                        f'test_dataloader.dataset.data_root={root}',
+                        f'test_cfg.memory_dataloader.dataset.data_root={root}', 'test_evaluator.linear_probe=None'])
+    records = [json.loads((tmp_path / f'frozen_{name}' / 'result.json').read_text()) for name in runs]
+    assert [r['pretrain']['recipe'] for r in records] == ['grafit', 'supervised']  # two rows, not two seeds of one
+    assert all(set(r['metrics']) == {'knn_top1', 'retrieval_map'} and r['dataset'] == 'cifar100' for r in records)
+    out = tmp_path / 'board.md'
+    leaderboard.main([str(tmp_path / 'frozen_grafit'), str(tmp_path / 'frozen_fine'), '--out', str(out)])
+    rows = [line for line in out.read_text().splitlines() if line.startswith('| vit_demo_patch8_64')]
+    assert len(rows) == 2 and 'CIFAR-100 k-NN top-1' in out.read_text()
