@@ -111,7 +111,8 @@ def test_coarse_trained_backbone_is_scored_at_the_fine_level_beside_a_fine_basel
               'train_dataloader.batch_size=50', 'train_cfg.max_epochs=1', 'model.hidden=64',
               'default_hooks.checkpoint.interval=1']
     runs = {'grafit': [], 'fine': ['model.losses=[ce]', 'train_dataloader.dataset.label_level=fine',
-                                   'model.num_classes=100', 'experiment.pretrain.recipe=supervised']}
+                                   'model.num_classes=100', 'experiment.pretrain.recipe=supervised',
+                                   'experiment.dataset=cifar100']}
     for name, options in runs.items():
         train_tool.main([f'{configs}/grafit_cifar100_demo.py', '--work-dir', str(tmp_path / name),
                          '--cfg-options'] + common + options)

@@ -7,7 +7,7 @@
 # The fine-label baseline beside it (cross-entropy on the 100 fine labels, the same schedule):
 #   python tools/train.py configs/demo/grafit_cifar100_demo.py --work-dir work_dirs/demo/baseline_fine_demo \
 #       --cfg-options "model.losses=[ce]" train_dataloader.dataset.label_level=fine model.num_classes=100 \
-#       experiment.pretrain.recipe=supervised   # its own row on the board, not a second seed of Grafit's
+#       experiment.pretrain.recipe=supervised experiment.dataset=cifar100  # its own row, not a seed of Grafit's
 # Scaled to the demo: the first 1,000 training images (all 5,000 stay the k-NN's collection), 2 views instead of 8,
 # MLPs 512 wide, 3 epochs, batch 128.
 _base_ = ['../pretrain/grafit_resnet50_cifar100_coarse.py']

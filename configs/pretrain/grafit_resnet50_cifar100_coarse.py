@@ -11,6 +11,7 @@
 #   L_CE + L_inst (Table 2.7):    "model.losses=[ce,inst]"      L_inst alone: "model.losses=[inst]"
 #   L_CE + L_Triplet (Tab. 2.1):  "model.losses=[ce,triplet]"   (ResNet-18 there: model.backbone.arch=timm:resnet18)
 #   fine labels (Table 2.8, 2.13): train_dataloader.dataset.label_level=fine model.num_classes=100
+#                                 experiment.dataset=cifar100 (and experiment.pretrain.recipe=supervised for CE)
 #   loss weights (Table 2.11):    model.weights.inst=0.5 ...
 # ViTs of the suite: model.backbone.arch=deit3_small_patch16_224 model.backbone.img_size=32 (or 224 with resizing).
 _base_ = ['../_base_/imagenet_runtime.py']

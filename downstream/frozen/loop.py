@@ -32,6 +32,7 @@ class FrozenFeatureLoop(TestLoop):
         self.metrics = metrics
 
     def run(self) -> dict:
+        self._record_the_weights_origin()
         self.runner.call_hook('before_test')
         self.runner.call_hook('before_test_epoch')
         model = self.runner.model
@@ -48,3 +49,12 @@ class FrozenFeatureLoop(TestLoop):
         self.runner.call_hook('after_test_epoch', metrics=metrics)
         self.runner.call_hook('after_test')
         return metrics
+
+    def _record_the_weights_origin(self) -> None:
+        """result.json's ``pretrain`` is what the tested weights came from (their backbone.pth's meta: recipe,
+        epochs, data), as a fine-tune's is what its backbone started from: the frozen model is those weights."""
+        experiment = self.runner.cfg.get('experiment')
+        model_cfg = self.runner.cfg.get('model') or {}
+        weights = getattr(self.runner, '_load_from', None) or model_cfg.get('checkpoint')
+        if experiment is not None and weights and not experiment.get('checkpoint'):
+            experiment['checkpoint'] = weights
