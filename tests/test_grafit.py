@@ -108,7 +108,7 @@ def test_coarse_trained_backbone_is_scored_at_the_fine_level_beside_a_fine_basel
     root = f'{data}/cifar100'
     configs = osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs/demo')
     common = [f'train_dataloader.dataset.data_root={root}', 'train_dataloader.dataset.indices=None',
-              'train_dataloader.batch_size=50', 'train_cfg.max_epochs=1', 'model.hidden=64',
+              'train_dataloader.batch_size=100', 'train_cfg.max_epochs=1', 'model.hidden=32',
               'default_hooks.checkpoint.interval=1']
     runs = {'grafit': [], 'fine': ['model.losses=[ce]', 'train_dataloader.dataset.label_level=fine',
                                    'model.num_classes=100', 'experiment.pretrain.recipe=supervised',
