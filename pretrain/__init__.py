@@ -11,6 +11,7 @@ from .data import ImageNet
 from .dino import DINO, DINODistributedDataParallel, DINOHead, DINOScheduleHook
 from .dmae import DistilledMAE
 from .export import BackboneExportHook
+from .grafit import Grafit
 from .extra_eval import ExtraSetsValLoop
 from .finetune import apply_trainable, trainable_names
 from .imagenet_variants import ImageNetReaL, ImageNetV2
@@ -27,7 +28,7 @@ from .ssl_transforms import GaussianBlur, MultiView, RandomColorJitter, RandomGr
 from .transforms import (ColorJitter, LoadImage, PackInputs, RandAugment, RandomHorizontalFlip, RandomResizedCrop,
                          ResizeCenterCrop, SimpleRandomCrop, ThreeAugment)
 
-__all__ = ['ImageClassifier', 'ClsLoss', 'MAE', 'MAEDecoder', 'DistilledMAE', 'random_masking', 'ImageNet',
+__all__ = ['ImageClassifier', 'ClsLoss', 'Grafit', 'MAE', 'MAEDecoder', 'DistilledMAE', 'random_masking', 'ImageNet',
            'ImageNetV2', 'ImageNetReaL', 'ImageNet21k', 'ImageNetA', 'ImageNetR', 'ImageNetSketch', 'ImageNetC',
            'ExtraSetsValLoop', 'ClsDataPreprocessor', 'RepeatAugSampler', 'Accuracy', 'ReaLAccuracy',
            'ReconstructionLoss', 'ClassSubsetAccuracy', 'CorruptionError', 'CalibrationError',

@@ -148,7 +148,8 @@ def _first(pipeline: List[dict], *types: str) -> dict:
 def _backbone_defaults(arch) -> Dict[str, Any]:
     """The constructor arguments the variant sets, over the class defaults."""
     from backbones.factory import get_variant, model_class_of
-    if not isinstance(arch, str) or arch.startswith('timm:'):  # a timm model: its own defaults, not a variant's
+    from backbones.timm_backbones import is_timm_name
+    if not isinstance(arch, str) or is_timm_name(arch):  # timm's model (Grafit's ResNet-50): its own defaults
         return {}
     entry = get_variant(arch)
     params = inspect.signature(model_class_of(arch).__init__).parameters

@@ -260,8 +260,13 @@ class ResizeCenterCrop(_PILTransform):
 @TRANSFORMS.register_module()
 class PackInputs:
     """PIL image -> ``inputs`` (uint8 tensor, 3 x H x W) and ``data_samples`` (label, file path); a list of
-    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W; views of several sizes (DINO's multi-crop) -> a list of such tensors, one per run of
-    consecutive views of one size (batched by ``default_collate`` into a list of (B, views, 3, H, W))."""
+    views (:class:`pretrain.ssl_transforms.MultiView`) -> views x 3 x H x W; views of several sizes (DINO's
+    multi-crop) -> a list of such tensors, one per run of consecutive views of one size (batched by
+    ``default_collate`` into a list of (B, views, 3, H, W)). ``keys``: more fields of the sample to carry into
+    ``data_samples`` (Grafit's memory needs ``sample_idx``, the image's index in its dataset)."""
+
+    def __init__(self, keys=()):
+        self.keys = tuple(keys)
 
     @staticmethod
     def _chw(img) -> torch.Tensor:
@@ -277,5 +282,10 @@ class PackInputs:
             inputs = torch.stack(views) if len(groups) == 1 else [torch.stack(g) for g in groups]
         else:
             inputs = self._chw(img)
-        return dict(inputs=inputs, data_samples=dict(gt_label=torch.tensor(results['gt_label']),
-                                                     img_path=results['img_path']))
+        samples = dict(gt_label=torch.tensor(results['gt_label']), img_path=results['img_path'])
+        for key in self.keys:
+            if key not in results:
+                raise KeyError(f"PackInputs: keys names {key!r}, which the sample does not have (it has "
+                               f"{sorted(results)})")
+            samples[key] = torch.tensor(results[key])
+        return dict(inputs=inputs, data_samples=samples)

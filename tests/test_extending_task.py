@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / 'tests' / 'toy_fixtures'
 TOY = FIXTURES / 'toy_depth'
 GUIDE = REPO / 'docs' / 'extending-task.md'
-SUITE_ORDER = ('pretrain', 'finetune', 'seg', 'det', 'transfer')
+SUITE_ORDER = ('pretrain', 'finetune', 'seg', 'det', 'transfer', 'frozen')
 DELTA1, ABS_REL = Column('toy_delta1', 'toyroom-demo'), Column('toy_abs_rel', 'toyroom-demo')
 
 
@@ -112,7 +112,7 @@ def test_the_suite_s_records_load_without_their_packages_as_importing_them_regis
             'print(schema.task_names(), len(schema.kinds()))\n')
     out = run([sys.executable, '-c', code])
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.splitlines() == [f'() {SUITE_ORDER} []', f'{SUITE_ORDER} 7']
+    assert out.stdout.splitlines() == [f'() {SUITE_ORDER} []', f'{SUITE_ORDER} 10']
 
 
 def test_the_leaderboard_order_is_the_records_whatever_registers_first(refused_toy):
@@ -122,11 +122,11 @@ def test_the_leaderboard_order_is_the_records_whatever_registers_first(refused_t
         for record in (refused_toy, *reversed(suite.values())):
             schema.register(record)
         assert schema.task_names() == (*SUITE_ORDER, 'toy_depth')  # outside tasks after the suite's
-        assert list(schema.kinds()) == ['cls', 'mce', 'ece', 'seg', 'box', 'mask', 'transfer', 'toy_delta1',
-                                        'toy_abs_rel']
+        assert list(schema.kinds()) == ['cls', 'mce', 'ece', 'seg', 'box', 'mask', 'transfer', 'knn', 'retrieval',
+                                        'linear_probe', 'toy_delta1', 'toy_abs_rel']
         del schema.TASKS['toy_depth']
         schema.register(replace(refused_toy, order=250))  # a task may take a place between the suite's
-        assert schema.task_names() == ('pretrain', 'finetune', 'toy_depth', 'seg', 'det', 'transfer')
+        assert schema.task_names() == ('pretrain', 'finetune', 'toy_depth', 'seg', 'det', 'transfer', 'frozen')
         with pytest.raises(ValueError, match=r"task 'toy_first' has order='first', expected a whole number"):
             schema.register(replace(refused_toy, name='toy_first', order='first'))
     finally:

@@ -193,3 +193,28 @@ def test_malformed_files_are_named(tiny, tmp_path):
     lists.write_text(lists.read_text() + '1234567 Concorde\n')
     with pytest.raises(ValueError, match=r"images_variant_test.txt: line \d+ '1234567 Concorde'.*variants.txt"):
         FGVCAircraft(data_root=str(tmp_path / 'aircraft'), split='test', **FAST)
+
+
+def test_coarse_label_levels(tiny):
+    """CIFAR-100's 20 superclasses from the pickles' coarse_labels; iNaturalist's ranks from categories.json."""
+    from harness.demo_data.cifar import CIFAR100_COARSE, FINE_TO_COARSE
+    fine = CIFAR100(data_root=str(tiny / 'cifar100'), split='train', **FAST)
+    coarse = CIFAR100(data_root=str(tiny / 'cifar100'), split='train', label_level='coarse', **FAST)
+    assert coarse.metainfo['classes'] == CIFAR100_COARSE and len(fine.metainfo['classes']) == 100
+    for i in range(len(fine)):
+        info = coarse.get_data_info(i)
+        assert info['gt_label'] == FINE_TO_COARSE[fine.get_data_info(i)['gt_label']] == info['coarse_label']
+    kingdoms = INaturalist(data_root=str(tiny / 'inat2018'), split='train', label_level='kingdom', **FAST)
+    assert kingdoms.metainfo['classes'] == ('Animalia', 'Fungi', 'Plantae')
+    species = INaturalist(data_root=str(tiny / 'inat2018'), split='train', **FAST)
+    names = species.metainfo['classes']
+    for i in range(len(species)):
+        info = kingdoms.get_data_info(i)
+        expected = 'Fungi' if names[info['species_label']] == 'Amanita muscaria' else (
+            'Plantae' if names[info['species_label']] in ('Quercus robur', 'Helianthus annuus',
+                                                          'Taraxacum officinale') else 'Animalia')
+        assert kingdoms.metainfo['classes'][info['gt_label']] == expected
+    with pytest.raises(ValueError, match='label_level'):
+        INaturalist(data_root=str(tiny / 'inat2018'), split='train', label_level='tribe', **FAST)
+    with pytest.raises(ValueError, match='label_level'):
+        CIFAR100(data_root=str(tiny / 'cifar100'), split='train', label_level='superclass', **FAST)

@@ -80,3 +80,26 @@ class CIFAR100(CIFAR10):
     FOLDER = 'cifar-100-python'
     FILES = dict(train=['train'], test=['test'])
     META, NAMES_KEY, LABELS_KEY = 'meta', b'fine_label_names', b'fine_labels'
+    # the label levels of the official pickles: the 100 fine classes and the 20 superclasses of the CIFAR page's
+    # table (each superclass holds five fine classes), which the files carry as b'coarse_labels'
+    LEVELS = {'fine': (b'fine_label_names', b'fine_labels'), 'coarse': (b'coarse_label_names', b'coarse_labels')}
+
+    def __init__(self, data_root: str, split: str, label_level: str = 'fine', **kwargs):
+        """``label_level``: 'fine' (100 classes) or 'coarse' (the 20 superclasses) as ``gt_label``; every sample
+        also carries both as ``fine_label`` and ``coarse_label``."""
+        if label_level not in self.LEVELS:
+            raise ValueError(f"CIFAR100: label_level must be one of {sorted(self.LEVELS)}, got {label_level!r}")
+        self.label_level = label_level
+        self.NAMES_KEY, self.LABELS_KEY = self.LEVELS[label_level]
+        super().__init__(data_root=data_root, split=split, **kwargs)
+
+    def load_split(self) -> Tuple[List[str], List[dict]]:
+        classes, data_list = super().load_split()
+        levels = {}
+        for name in self.FILES[self.split]:
+            batch = self._unpickle(name, b'fine_labels', b'coarse_labels')
+            for level, (_, key) in self.LEVELS.items():
+                levels.setdefault(level, []).extend(int(y) for y in batch[key])
+        for info, fine, coarse in zip(data_list, levels['fine'], levels['coarse']):
+            info.update(fine_label=fine, coarse_label=coarse)
+        return classes, data_list

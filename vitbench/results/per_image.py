@@ -11,6 +11,8 @@ an interval over the test images from a single run (:mod:`vitbench.results.boots
   :mod:`vitbench.results.disagreement` compares between runs (thesis Table 3.4);
 * ``iou`` (mIoU): ``intersect`` and ``union``, (images, classes) pixel counts, as mmseg's IoUMetric sums them;
 * ``coco_ap`` (box and mask AP): pycocotools' per-image matches (:mod:`vitbench.results.coco_ap`);
+* ``mean`` (retrieval mAP): ``value``, each image's own score in percent (a query's average precision against a
+  fixed collection), the metric being their mean;
 * ``calibration`` (ECE): ``confidence`` and ``correct`` of each image's top-1, and the number of ``bins``;
 * ``grouped_error`` (ImageNet-C's mCE): one entry per image and test condition (corruption, severity):
   ``entry_image`` (its image, an index into ``ids``: the copies of one image are drawn together), ``correct``,
@@ -100,6 +102,17 @@ class Accuracy(Evidence):
         return 100.0 * (counts @ self.correct) / counts.sum(axis=1)
 
 
+class Mean(Evidence):
+    """The mean of a per-image score (retrieval mAP: each query's AP against a collection that is not resampled)."""
+
+    def __init__(self, fields: Mapping[str, np.ndarray]):
+        self.ids = fields['ids']
+        self.score = np.asarray(fields['value'], dtype=np.float64)
+
+    def values(self, counts: np.ndarray) -> np.ndarray:
+        return (counts @ self.score) / counts.sum(axis=1)
+
+
 class MeanIoU(Evidence):
     """mmseg's mIoU: per class, the summed intersections over the summed unions; the mean over the classes whose
     union is not empty (a nanmean, as mmseg's)."""
@@ -161,7 +174,7 @@ def _coco_ap(fields):
     return CocoAP(fields)
 
 
-KINDS = {'accuracy': Accuracy, 'iou': MeanIoU, 'coco_ap': _coco_ap, 'calibration': Calibration,
+KINDS = {'accuracy': Accuracy, 'mean': Mean, 'iou': MeanIoU, 'coco_ap': _coco_ap, 'calibration': Calibration,
          'grouped_error': GroupedError}
 
 

@@ -1,0 +1,70 @@
+"""Features of a dataset computed once per run and cached in the work dir, keyed by the weights and the data.
+
+The key is a digest of the model's state (the checkpoint as loaded: any backbone, with or without a file) and a
+fingerprint of the dataset (its class, root, split, the ids and labels of its images and its test pipeline): the
+same weights on the same images reuse ``work_dir/features/<key>.npz``, anything else computes afresh.
+"""
+import hashlib
+import io
+import os
+import os.path as osp
+import re
+from typing import Dict
+
+import numpy as np
+import torch
+from mmengine.logging import print_log
+
+from vitbench.fileio import atomic_write_bytes
+from vitbench.results.per_image import image_id
+
+
+def model_digest(model: torch.nn.Module) -> str:
+    """sha1 of the model's tensors, in key order."""
+    digest = hashlib.sha1()
+    for key, value in model.state_dict().items():
+        digest.update(key.encode())
+        digest.update(value.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def dataset_fingerprint(dataset, label_key: str = 'gt_label') -> str:
+    """sha1 of what decides a dataset's features and labels."""
+    pipeline = re.sub(r' at 0x[0-9a-fA-F]+', '', repr(getattr(dataset, 'pipeline', '')))  # no object addresses
+    digest = hashlib.sha1(repr((type(dataset).__name__, getattr(dataset, 'data_root', ''),
+                                getattr(dataset, 'split', ''), pipeline)).encode())
+    for i in range(len(dataset)):
+        info = dataset.get_data_info(i)
+        digest.update(f"{info.get('img_path', i)}:{info.get(label_key)};".encode())
+    return digest.hexdigest()[:16]
+
+
+@torch.no_grad()
+def extract(model, dataloader, label_key: str = 'gt_label') -> Dict[str, np.ndarray]:
+    """features (N, D) float32, labels (N,) and ids (N,) of every image of ``dataloader``, in its order."""
+    model.eval()
+    features, labels, ids = [], [], []
+    for batch in dataloader:
+        data = model.data_preprocessor(batch, False)
+        features.append(model.embed(data['inputs']).float().cpu())
+        samples = data['data_samples']  # PackInputs' dicts, collated: a tensor of labels and a list of paths
+        labels += [int(y) for y in samples[label_key]]
+        ids += [image_id(str(path)) for path in samples['img_path']]
+    return dict(features=torch.cat(features).numpy(), labels=np.asarray(labels), ids=np.asarray(ids))
+
+
+def cached_features(model, dataloader, work_dir: str, label_key: str = 'gt_label') -> Dict[str, np.ndarray]:
+    """:func:`extract`, read from ``work_dir/features/`` when these weights already ran on this data."""
+    key = f'{model_digest(model)}_{dataset_fingerprint(dataloader.dataset, label_key)}'
+    path = osp.join(work_dir, 'features', f'{key}.npz')
+    if osp.isfile(path):
+        with np.load(path, allow_pickle=False) as npz:
+            print_log(f'frozen features: read {path}', logger='current')
+            return {k: npz[k] for k in npz.files}
+    found = extract(model, dataloader, label_key)
+    os.makedirs(osp.dirname(path), exist_ok=True)
+    buffer = io.BytesIO()
+    np.savez(buffer, **found)
+    atomic_write_bytes(buffer.getvalue(), path)
+    print_log(f'frozen features: {len(found["labels"])} images computed, cached in {path}', logger='current')
+    return found
