@@ -120,7 +120,7 @@ def test_coarse_trained_backbone_is_scored_at_the_fine_level_beside_a_fine_basel
                         '--work-dir', str(tmp_path / f'frozen_{name}'), '--cfg-options',
                         f'test_dataloader.dataset.data_root={root}',
                         f'test_cfg.memory_dataloader.dataset.data_root={root}', 'test_evaluator.linear_probe=None'])
-    records = [json.loads((tmp_path / f'frozen_{name}' / 'result.json').read_text()) for name in runs]
+    records = [json.loads((tmp_path / f'frozen_{name}' / 'eval' / 'backbone' / 'result.json').read_text()) for name in runs]
     assert [r['pretrain']['recipe'] for r in records] == ['grafit', 'supervised']  # two rows, not two seeds of one
     assert all(set(r['metrics']) == {'knn_top1', 'retrieval_map'} and r['dataset'] == 'cifar100' for r in records)
     out = tmp_path / 'board.md'
