@@ -41,7 +41,8 @@ NOT_DEFINING = ('work_dir', 'launcher', 'resume', 'load_from', 'log_level', 'log
                 'train_cfg.max_iters', 'train_cfg.max_epochs',
                 'train_dataloader.num_workers', 'train_dataloader.persistent_workers', 'train_dataloader.pin_memory',
                 'train_dataloader.prefetch_factor', 'val_dataloader', 'val_evaluator', 'val_cfg', 'test_dataloader',
-                'test_evaluator', 'test_cfg', 'optim_wrapper.optimizer.fused')
+                'test_evaluator', 'test_cfg', 'optim_wrapper.optimizer.fused',
+                'experiment.options')  # the --cfg-options that changed the experiment: their keys are compared
 
 
 _ADDED = ('vitbench.RunStateHook', 'vitbench.DivergenceHook', 'vitbench.ResultRecorderHook', 'vitbench.ParamTableHook',
