@@ -55,6 +55,6 @@ class FrozenFeatureLoop(TestLoop):
         epochs, data), as a fine-tune's is what its backbone started from: the frozen model is those weights."""
         experiment = self.runner.cfg.get('experiment')
         model_cfg = self.runner.cfg.get('model') or {}
-        weights = getattr(self.runner, '_load_from', None) or model_cfg.get('checkpoint')
+        weights = self.runner.cfg.get('load_from') or model_cfg.get('checkpoint')  # tools/test.py sets load_from
         if experiment is not None and weights and not experiment.get('checkpoint'):
             experiment['checkpoint'] = weights

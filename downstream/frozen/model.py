@@ -45,9 +45,9 @@ class FrozenFeatureModel(BaseModel):
         self.projector = MODELS.build(projector) if isinstance(projector, dict) else projector
         self.arch = arch
         self.requires_grad_(False)
-        self._register_load_state_dict_pre_hook(self._read_bare_backbone)
+        self.register_load_state_dict_pre_hook(FrozenFeatureModel._read_bare_backbone)  # torch's public hook
 
-    def _read_bare_backbone(self, state_dict, prefix, *args):
+    def _read_bare_backbone(self, state_dict, prefix, *args):  # called as hook(module, state_dict, prefix, ...)
         """The runner's checkpoint, mmengine-loaded non-strictly: a bare backbone's keys are read as ``backbone.``;
         a checkpoint that misses any backbone weight is refused here (mmengine would only warn)."""
         if prefix:
