@@ -5,8 +5,8 @@ training step (per-parameter clipping, the frozen last layer), and the demo reci
 exported teacher loads. The k-NN classifier for the comparison with a random backbone is the
 official ``eval_knn.knn_classifier`` (cosine similarity of l2-normalised features, 20 neighbours, votes weighted
 by exp(similarity / 0.07)), written here as a small function: no frozen-feature k-NN task exists on main yet.
-The demo run does not beat a random backbone in k-NN accuracy yet (it collapses at that scale, docs/recipes.md),
-so that comparison is not asserted."""
+The demo run's exported teacher beats the random backbone's k-NN accuracy on the small demo ImageNet by the
+margin asserted (measured, and why the margin is thin at 30 iterations: docs/recipes.md, DINO)."""
 import json
 import math
 import os
@@ -31,6 +31,7 @@ from pretrain.transforms import PackInputs
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = 'vit_demo_patch8_64'
+KNN_MARGIN = 0.02  # of k-NN accuracy over the random backbone (measured: docs/recipes.md, DINO)
 
 
 def _softmax(xs, temp):
@@ -237,30 +238,68 @@ def data_root(tmp_path_factory):
     return str(root / 'imagenet')
 
 
-def test_demo_trains_and_exports_the_teacher(data_root, tmp_path, checkpoint_policy):
-    """configs/demo/dino_demo.py through tools/train.py on the tiny demo ImageNet for 2 epochs (2 global + 2 local
-    crops of two sizes through one backbone): the momentum follows the cosine schedule, the teacher temperature is
-    logged, result.json names the recipe, and backbone.pth is the teacher's backbone, which create_model loads.
-    (The k-NN comparison with a random backbone is not asserted: at demo scale the run collapses, docs/recipes.md.)"""
+@pytest.fixture(scope='module')
+def knn_root(tmp_path_factory):
+    """The 'small' demo ImageNet (104 training and 20 val images per class): enough val images for a k-NN
+    accuracy whose noise is below the margin asserted (the tiny set's 50 val images move it by 2 points each)."""
+    root = tmp_path_factory.mktemp('demo_small')
+    assert demo_data.generate(demo_data.select(['imagenet']), str(root), scale='small', log=lambda m: None) == []
+    return str(root / 'imagenet')
+
+
+def _images(root: str, split: str, size: int = 32):
+    """Every image of an ImageFolder split resized to size x size (bicubic), ImageNet-normalised, and its labels."""
+    classes = sorted(d.name for d in Path(root, split).iterdir())
+    images, labels = [], []
+    for c, name in enumerate(classes):
+        for f in sorted(Path(root, split, name).iterdir()):
+            img = Image.open(f).convert('RGB').resize((size, size), Image.BICUBIC)
+            images.append(torch.from_numpy(np.asarray(img, np.float32)).permute(2, 0, 1))
+            labels.append(c)
+    mean = torch.tensor([123.675, 116.28, 103.53]).view(1, 3, 1, 1)
+    std = torch.tensor([58.395, 57.12, 57.375]).view(1, 3, 1, 1)
+    return (torch.stack(images) - mean) / std, torch.tensor(labels)
+
+
+def backbone_knn_accuracy(backbone, root: str) -> float:
+    """k-NN accuracy (the official rule) of a frozen backbone's features: memory bank = the train split."""
+    (train_x, train_y), (val_x, val_y) = _images(root, 'train'), _images(root, 'val')
+    with torch.no_grad():
+        train_f, val_f = backbone.eval()(train_x), backbone.eval()(val_x)
+    return knn_accuracy(train_f, train_y, val_f, val_y, int(train_y.max()) + 1)
+
+
+def test_demo_trains_exports_the_teacher_and_beats_a_random_backbone(data_root, knn_root, tmp_path,
+                                                                     checkpoint_policy):
+    """configs/demo/dino_demo.py through tools/train.py on the tiny demo ImageNet (10 epochs of 3 iterations; 2
+    global + 2 local crops of two sizes through one backbone): the momentum follows the cosine schedule, the
+    teacher temperature is logged, result.json names the recipe, backbone.pth is the teacher's backbone, which
+    create_model loads, and its k-NN accuracy on the small demo ImageNet beats the same backbone at random
+    initialisation by several points (measured and explained in docs/recipes.md, DINO)."""
     work_dir = tmp_path / 'dino'
     options = [f'train_dataloader.dataset.data_root={data_root}', 'train_dataloader.num_workers=0',
-               'train_cfg.max_epochs=2', 'param_scheduler.1.end=2', 'default_hooks.logger.interval=1',
-               'default_hooks.checkpoint.interval=2']
+               'default_hooks.logger.interval=1']
     result = subprocess.run([sys.executable, 'tools/train.py', 'configs/demo/dino_demo.py', '--work-dir',
                              str(work_dir), '--cfg-options', *options], cwd=REPO, capture_output=True, text=True,
                             timeout=900, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     logged = [json.loads(line) for line in next(work_dir.glob('*/vis_data/scalars.json')).read_text().splitlines()]
     total = len(logged)
-    assert total == 6  # 100 images, batch 32, drop_last: 3 iterations per epoch
-    assert [s['momentum'] for s in logged] == pytest.approx([cosine_value(0.95, 1., i, total) for i in range(total)],
+    assert total == 30  # 100 images, batch 32, drop_last: 3 iterations per epoch, 10 epochs
+    assert [s['momentum'] for s in logged] == pytest.approx([cosine_value(0.9, 1., i, total) for i in range(total)],
                                                             abs=1e-6)
     assert all(s['teacher_temp'] == pytest.approx(0.04) and math.isfinite(s['loss']) for s in logged)
     record = json.loads((work_dir / 'result.json').read_text())
-    assert record['pretrain'] == dict(recipe='dino', epochs=2, checkpoint=None)
+    assert record['pretrain'] == dict(recipe='dino', epochs=10, checkpoint=None, model=dict(depth=2))
     exported = torch.load(work_dir / 'backbone.pth', weights_only=False)['state_dict']
-    trained = torch.load(work_dir / 'epoch_2.pth', weights_only=False)['state_dict']
+    trained = torch.load(work_dir / 'epoch_10.pth', weights_only=False)['state_dict']
     torch.testing.assert_close(exported['blocks.0.attn.qkv.weight'], trained['teacher.backbone.blocks.0.attn.qkv.weight'])
     assert not torch.equal(trained['teacher.backbone.blocks.0.attn.qkv.weight'],
                            trained['student.backbone.blocks.0.attn.qkv.weight'])  # an average, not a copy
-    create_model(DEMO, checkpoint=str(work_dir / 'backbone.pth'), **record['backbone_overrides'])
+    overrides = {**record['backbone_overrides'], **record['pretrain']['model']}
+    dino = create_model(DEMO, checkpoint=str(work_dir / 'backbone.pth'), num_classes=0, **overrides)
+    torch.manual_seed(0)
+    random = create_model(DEMO, num_classes=0, **overrides)
+    dino_acc, random_acc = backbone_knn_accuracy(dino, knn_root), backbone_knn_accuracy(random, knn_root)
+    print(f'k-NN accuracy: DINO teacher {dino_acc:.3f}, random backbone {random_acc:.3f}')
+    assert dino_acc >= random_acc + KNN_MARGIN, (dino_acc, random_acc)
