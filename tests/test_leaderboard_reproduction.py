@@ -368,18 +368,21 @@ def test_the_papers_imagenet_tables_are_data():
     assert len(LINKED) >= 40 and Path(PAPER_RESULTS).is_file()
 
 
-RUN_OPTIONS = {link_target(run.config, run.cfg_options): run.cfg_options
-               for t in load_map() for row in t.rows for run in row_runs(row)}
+RUNS = {(link_target(run.config, run.cfg_options), run.backbone): run
+        for t in load_map() for row in t.rows for run in row_runs(row)}  # a target with a swapped backbone: its rows
 
 
 @pytest.mark.parametrize('config, variant, recipe, epochs, table', LINKED, ids=lambda v: str(v))
 def test_every_linked_config_exists_and_trains_the_rows_model(config, variant, recipe, epochs, table):
-    options = RUN_OPTIONS.get(config, {})  # the map's run of the row: all its cfg_options, experiment.* included
+    run = RUNS.get((config, variant)) or RUNS.get((config, ''))  # the map's run of the row: all its cfg_options, experiment.* included, and its --backbone
+    options = run.cfg_options if run else {}
     config = split_target(config)[0]
     assert config_name(config) == config, f'{table}: write {config} as {config_name(config)}'
     assert (REPO / config).is_file(), f'{table} names {config}, which does not exist'
     cfg = Config.fromfile(str(REPO / config))
     cfg.merge_from_dict(options)  # the row's run: its cfg_options
+    if run and run.backbone:  # tools/train.py --backbone: the run records the backbone it swapped in
+        cfg.merge_from_dict({'experiment.backbone': run.backbone})
     experiment = cfg.experiment
     assert experiment['backbone'] == variant, f'{config} trains {experiment["backbone"]}, {table} says {variant}'
     if experiment['task'] == 'pretrain':  # a fine-tuning config's recipe and epochs are its checkpoint's

@@ -231,11 +231,14 @@ def link_fields(row: dict) -> Dict[str, object]:
 
 
 def _check_link_fields(row: dict, where: str) -> None:
-    """A row's ``recipe`` / ``epochs`` and the labels its runs record must agree, or the row could never link."""
+    """A row's ``recipe`` / ``epochs`` and the labels its runs record must agree, or the row could never link (a
+    recipe label may add what else sets the run apart, as its records do: 'supervised:RandAugment (init_values=None)',
+    :func:`vitbench.results.record_cells.recipe_label`)."""
     runs = row_runs(row)
     for key, option in (('recipe', RECIPE_OPTION), ('epochs', EPOCHS_OPTION)):
         recorded = {r.cfg_options[option] for r in runs if option in r.cfg_options}
-        if row.get(key) is not None and recorded - {row[key]}:
+        if row.get(key) is not None and any(v != row[key] and not (key == 'recipe' and str(row[key]).startswith(
+                f'{v} (')) for v in recorded):
             raise LeaderboardError(f"{where}: '{key}' is {row[key]!r} but its run records {option}="
                                    f'{sorted(recorded, key=str)}: a measured run of it could not link; make them '
                                    'agree')
