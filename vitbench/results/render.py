@@ -44,6 +44,8 @@ def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[
     a number's interval on a second line in small type ('line') or in its tooltip ('tooltip')."""
     if fmt not in FORMATS:
         raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
+    from .reproduction import shown_tables
+    paper = shown_tables(measured, paper)  # board.yaml's tables, and the map's others where a cell links to them
     if fmt == 'tidy':
         return render_tidy_csv(measured, paper)
     deltas = paired_deltas(measured, baseline) if baseline else None
