@@ -79,7 +79,7 @@ class MapTable:
     document: str
     number: str
     title: str
-    id: str = ''  # the leaderboard's id; '' : not on the board
+    id: str = ''  # the leaderboard's id (written, else auto_id where a row can link); '' : not on the board
     spec: Optional[dict] = None  # what the leaderboard reads (id, source, note, protocol, rows)
     rows: List[dict] = field(default_factory=list)
     n_rows: int = 0
