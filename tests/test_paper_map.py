@@ -15,7 +15,9 @@ from mmengine.registry import DefaultScope
 
 from vitbench.results.coverage import current, to_json, to_markdown, totals
 from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
-from vitbench.results.paper_map import PAPERS, LeaderboardError, coverage, load_map, row_runs
+from vitbench.results.experiment import link_target
+from vitbench.results.paper_map import (PAPERS, LeaderboardError, coverage, link_fields, link_targets, load_map,
+                                         row_runs)
 from vitbench.yaml_file import read_yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,11 +55,47 @@ def test_the_readme_states_the_totals():
 
 
 def test_the_board_shows_the_tables_board_yaml_names_from_their_home():
+    """board.yaml's tables first, in its order, always shown; then every other table with a row that can link
+    (each has an id: written, or auto_id's), shown only where a measured cell links to it."""
     ids = read_yaml(PAPER_RESULTS, ValueError)['board']
-    assert [t.id for t in load_paper_tables()] == ids
+    tables = load_paper_tables()
+    assert [t.id for t in tables[:len(ids)]] == ids and not any(t.on_demand for t in tables[:len(ids)])
+    assert all(t.on_demand for t in tables[len(ids):])
     homes = {t.id: t for t in load_map() if t.id}
-    for table in load_paper_tables():
+    assert set(homes) == {t.id for t in tables}
+    for table in tables:
         assert table.title == homes[table.id].spec['source'] and len(table.rows) == len(homes[table.id].rows)
+    linkable = {t.key for t in load_map() if not t.same_as and not t.number.startswith('Figure')
+                and any(link_targets(r) for r in t.rows)}
+    assert linkable == {t.key for t in homes.values() if any(link_targets(r) for r in t.rows)}
+    assert homes['thesis_table6_2'].key == 'thesis:6.2' and homes['cait_table1'].key == 'cait:1'
+
+
+def test_a_rows_link_names_one_experiment():
+    """Two rows of a table that link one config with the same options, variant, recipe and epochs (and
+    resolution) start from the same pre-training: else a fine-tune of two pre-trainings would be one cell (thesis
+    Table 3.8's ↑384 rows after an SGD pre-training carry the label 'supervised:SGD' that the checkpoint passes on)."""
+    for table in load_map():
+        seen = {}
+        for row in table.rows:
+            if not link_targets(row):
+                continue
+            fields = link_fields(row)
+            for run in row_runs(row):
+                key = (link_target(run.config, run.cfg_options), run.backbone, fields['variant'], fields['recipe'],
+                       fields['epochs'], row.get('img_size'))
+                need = (run.needs, json.dumps(run.needs_options, sort_keys=True))
+                assert seen.setdefault(key, need) == need, f"{table.key} {row['model']}: {key} after {seen[key]}"
+
+
+def test_a_rows_recipe_must_agree_with_the_label_its_run_records(tmp_path):
+    row = ('{model: M, variant: deit_tiny_patch16_224, recipe: supervised, epochs: 300, cls/imagenet: 72.0, '
+           'run: {config: configs/pretrain/deit_tiny_in1k_300e.py, cfg_options: {experiment.pretrain.recipe: '
+           '"supervised:x"}}}')
+    folder = _write(tmp_path, cait=f'  - {{number: "1", title: T, rows: [{row}]}}\n')
+    with pytest.raises(LeaderboardError, match="'recipe' is 'supervised' but its run records "
+                                                "experiment.pretrain.recipe"):
+        load_map(folder)
 
 
 @functools.lru_cache(maxsize=None)

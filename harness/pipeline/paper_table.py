@@ -226,8 +226,11 @@ def describe(table_id: str) -> List[str]:
         lines.append(f"  {stage['name']}: {what}")
     if table.id and table.id in _board_ids():
         lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}'")
+    elif table.id:
+        lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}' (shown where a "
+                     'measured cell links to one of its rows)')
     else:
         lines.append(f"  leaderboard: the measured rows; the paper's numbers of this table are not on the board "
-                     f'(vitbench/results/papers/board.yaml lists no id of it): vitbench/results/papers/'
+                     f'(no row of it can link: docs/coverage.md says why): vitbench/results/papers/'
                      f'{table.document}.yaml')
     return lines

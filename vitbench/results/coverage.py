@@ -45,11 +45,14 @@ def to_markdown(entries: Sequence[Coverage]) -> str:
              'run (`python tools/coverage.py` renders this page from them).', '',
              '- **rows**: rows the table prints; **quoted**: of them, numbers of other papers (a state counts '
              'only the own rows); **recorded**: rows whose numbers are in the map; **runnable**: rows a config '
-             'reproduces (`config` or `run`); **linked**: rows of the leaderboard\'s tables that it links a measured '
-             'cell to (each `config` and `run`, the latter with its `cfg_options`, of a row with numbers, variant, '
-             'recipe and epochs: it shows the paper\'s number and Δ beside a run of that config made with those '
-             'options, under the protocol the config defines; a figure\'s row without numbers is runnable, not '
-             'linked).',
+             'reproduces (`config` or `run`); **linked**: rows the leaderboard links a measured cell to (each '
+             '`config` and `run`, the latter with its `cfg_options`, of a row with numbers, variant, recipe and '
+             'epochs as its runs record them: it shows the paper\'s number and Δ beside a run of that config made '
+             'with those options, under the protocol the config defines). Every table with such a row has a '
+             'leaderboard id; `board.yaml`\'s tables are always on the board, the others where a measured cell '
+             'links to them ([leaderboard.md](leaderboard.md#reported-vs-reproduced-and-the-recipe-audit)). A '
+             'figure\'s rows, numbers of an analysis (`tools/analyze.py`) and rows without numbers are runnable, '
+             'not linked: the table\'s why says so.',
              '- **state**: `whole` (every own row runnable), `part`, `none`, `not_reproducible` (with why). A '
              'table that another document prints again points to it (`same_as`); its rows are counted once.', '',
              'To run a table\'s runnable rows: `python tools/pipeline.py --table thesis:6.12` (the document and the '

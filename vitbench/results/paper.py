@@ -25,7 +25,7 @@ from typing import Dict, List, Optional
 from vitbench.yaml_file import read_yaml
 
 from .experiment import split_target
-from .paper_map import PAPERS, board_specs
+from .paper_map import PAPERS, board_specs, linkable_specs
 from .schema import kinds, resolution_kinds
 from .table import Cell, Column, LeaderboardError, Row, Table, res_label, sorted_columns
 
@@ -44,11 +44,17 @@ def parse_column(key: str) -> Optional[Column]:
 
 
 def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
-    """The tables a board file names (``board``: ids of the map's tables next to it), or those a file lists
-    itself (``tables``: a list of tables with id, source, rows)."""
+    """The tables a board file names (``board``: ids of the map's tables next to it, always shown), then every other
+    table of the map with a runnable row (``on_demand``: shown only where a measured cell links to it,
+    :func:`vitbench.results.reproduction.shown_tables`); or the tables a file lists itself (``tables``: a list of
+    tables with id, source, rows)."""
     data = read_yaml(path, LeaderboardError)
+    on_demand = set()
     if isinstance(data, dict) and isinstance(data.get('board'), list):
         specs = board_specs(data['board'], osp.dirname(osp.abspath(path)))
+        others = linkable_specs(data['board'], osp.dirname(osp.abspath(path)))
+        on_demand = {s['id'] for s in others}
+        specs += others
     elif isinstance(data, dict) and isinstance(data.get('tables'), list):
         specs = data['tables']
     else:
@@ -74,7 +80,7 @@ def load_paper_tables(path: str = PAPER_RESULTS) -> List[Table]:
         protocol = _protocol(spec.get('protocol'), where)
         rows = [_row(r, f'{where} rows[{i}]', protocol) for i, r in enumerate(spec['rows'])]
         tables.append(Table(rows, sorted_columns(c for r in rows for c in r.values), title=spec['source'],
-                            note=(spec.get('note') or '').strip(), id=spec['id']))
+                            note=(spec.get('note') or '').strip(), id=spec['id'], on_demand=spec['id'] in on_demand))
     _check_links(path, tables)
     return tables
 

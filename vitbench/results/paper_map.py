@@ -11,14 +11,19 @@ The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.cov
   * ``rows``: the rows it prints (``n_rows``, or the rows recorded when all are); ``quoted``: of them, another
     paper's numbers (``n_quoted``, or the recorded rows marked ``quoted: true``);
   * ``recorded``: rows whose numbers are here (a plotted figure's row may name its config alone); ``linked``:
-    rows of the leaderboard's tables that it links a measured cell to (:func:`link_targets`: each ``config`` and
-    ``run``, with its ``cfg_options``, of a row with numbers, ``variant``, ``recipe`` and ``epochs``);
+    rows that the leaderboard links a measured cell to (:func:`link_targets`: each ``config`` and ``run``, with its
+    ``cfg_options``, of a row with numbers, ``variant``, ``recipe`` and ``epochs``, :func:`link_fields`);
     ``runnable``: rows a config reproduces
     (``config`` or ``run``: ``tools/pipeline.py --table`` runs them; a quoted row too, where the suite reruns the
     other paper's experiment);
   * ``state``: ``whole`` when every own (not quoted) row is runnable, ``part`` when some are, ``none`` when none
     is, and ``not_reproducible`` (written, with ``why``) when nothing of it can run here (private data, another field).
 A table printed again by another document (the thesis' CaiT tables) says ``same_as`` and has its counts there.
+
+Every table (not a figure) with a row that can link has a leaderboard id (written ``id``, else :func:`auto_id`:
+``thesis_table6_2``, ``cait_table1``), so that a measured cell can link to any row the suite reruns. ``board.yaml`` lists the tables the
+board always shows, in its order; the others are shown only on a board where a measured cell links to one of their
+rows (:func:`vitbench.results.reproduction.shown_tables`), so a board of a few runs does not fill with paper rows.
 """
 import os.path as osp
 import re
@@ -37,6 +42,14 @@ _KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows'
          'why')
 MAP_ROW_KEYS = ('quoted', 'run', 'needs')  # row keys of the map that the leaderboard does not read
 _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
+# the heading of a table without a written 'source' on the leaderboard: '<document>, Table 6.2: <title>'
+SHORT_NAMES = {'thesis': 'Touvron, PhD thesis (2022)', 'cait': 'CaiT (ICCV 2021)',
+               'three_things': '"Three things everyone should know about Vision Transformers" (ECCV 2022)',
+               'maelite': 'MAE-lite (ICML 2023)'}
+RECIPE_OPTION, EPOCHS_OPTION = 'experiment.pretrain.recipe', 'experiment.pretrain.epochs'
+# numbers of the map that an analysis computes from runs (tools/analyze.py), not a leaderboard column: a row with
+# only these is runnable, never linked
+ANALYSIS_KINDS = ('disagreement',)
 
 
 @dataclass(frozen=True)
@@ -66,7 +79,7 @@ class MapTable:
     document: str
     number: str
     title: str
-    id: str = ''  # the leaderboard's id; '' : not on the board
+    id: str = ''  # the leaderboard's id (written, else auto_id where a row can link); '' : not on the board
     spec: Optional[dict] = None  # what the leaderboard reads (id, source, note, protocol, rows)
     rows: List[dict] = field(default_factory=list)
     n_rows: int = 0
@@ -166,14 +179,21 @@ def _table(document: str, spec, where: str) -> MapTable:
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
             raise LeaderboardError(f"{where} ({row['model']}): {bad} is not a path 'configs/<folder>/<name>.py'")
+    for row in rows:
+        _check_link_fields(row, f"{where} ({row['model']})")
     table = MapTable(document, number, title, id=str(spec.get('id') or ''), rows=rows,
                      n_rows=_count(spec, 'n_rows', where), n_quoted=_count(spec, 'n_quoted', where),
                      same_as=str(spec.get('same_as') or ''), state=str(spec.get('state') or ''),
                      why=' '.join(str(spec.get('why') or '').split()))
+    if not table.id and not table.same_as and not number.startswith('Figure') and any(link_targets(r) for r in rows):
+        table.id = auto_id(document, number)
     if table.id:
-        if not rows or not isinstance(spec.get('source'), str):
-            raise LeaderboardError(f"{where}: a table with an id is the leaderboard's: it needs 'source' and 'rows'")
-        table.spec = dict({k: spec[k] for k in ('id', 'source', 'note', 'protocol') if k in spec},
+        if not rows or not isinstance(spec.get('source', ''), str):
+            raise LeaderboardError(f"{where}: a table with an id is the leaderboard's: it needs 'rows' (and "
+                                   "'source', its heading there, a string)")
+        source = spec.get('source') or (f"{SHORT_NAMES[document]}, {'' if number.startswith('Figure') else 'Table '}"
+                                        f'{number}: {title}')
+        table.spec = dict({k: spec[k] for k in ('note', 'protocol') if k in spec}, id=table.id, source=source,
                           rows=[_board_row(r) for r in rows])
     if table.same_as and (rows or table.n_rows or table.state or table.why):
         raise LeaderboardError(f'{where}: a same_as entry holds nothing else; its rows are in {table.same_as}')
@@ -185,26 +205,73 @@ def _table(document: str, spec, where: str) -> MapTable:
     return table
 
 
+def auto_id(document: str, number: str) -> str:
+    """The leaderboard id of a table that writes none: 'thesis_table6_2', 'cait_table1', 'thesis_figure6_7'."""
+    kind = 'figure' if number.startswith('Figure') else 'table'
+    return f"{document}_{kind}{number.replace('Figure ', '').replace('.', '_')}"
+
+
+def _run_option(runs: Sequence[Run], key: str):
+    """The value every run of a row sets ``key`` to with its cfg_options (None: not all set it alike)."""
+    values = [r.cfg_options.get(key) for r in runs]
+    return values[0] if values and values[0] is not None and all(v == values[0] for v in values) else None
+
+
+def link_fields(row: dict) -> Dict[str, object]:
+    """What a measured row must match to link to ``row``, as its runs record it: ``variant`` (else the ``backbone``
+    every run swaps in), ``recipe`` (else the ``experiment.pretrain.recipe`` label every run sets with its
+    cfg_options: an ablation row's label, which its runs record as their pre-training recipe) and ``epochs`` (else
+    ``experiment.pretrain.epochs`` of its runs); None where neither says."""
+    runs = row_runs(row)
+    backbones = {r.backbone for r in runs}
+    return dict(variant=row.get('variant') or (backbones.pop() if len(backbones) == 1 and '' not in backbones
+                                               else None),
+                recipe=row.get('recipe') if row.get('recipe') is not None else _run_option(runs, RECIPE_OPTION),
+                epochs=row.get('epochs') if row.get('epochs') is not None else _run_option(runs, EPOCHS_OPTION))
+
+
+def _check_link_fields(row: dict, where: str) -> None:
+    """A row's ``recipe`` / ``epochs`` and the labels its runs record must agree, or the row could never link (a
+    recipe label may add what else sets the run apart, as its records do: 'supervised:RandAugment (init_values=None)',
+    :func:`vitbench.results.record_cells.recipe_label`)."""
+    runs = row_runs(row)
+    for key, option in (('recipe', RECIPE_OPTION), ('epochs', EPOCHS_OPTION)):
+        recorded = {r.cfg_options[option] for r in runs if option in r.cfg_options}
+        if row.get(key) is not None and any(v != row[key] and not (key == 'recipe' and str(row[key]).startswith(
+                f'{v} (')) for v in recorded):
+            raise LeaderboardError(f"{where}: '{key}' is {row[key]!r} but its run records {option}="
+                                   f'{sorted(recorded, key=str)}: a measured run of it could not link; make them '
+                                   'agree')
+
+
 def link_targets(row: dict) -> List[str]:
     """What the leaderboard links a row by (:func:`vitbench.results.experiment.link_target`): each way it runs, its
     config with the ``cfg_options`` of its ``run`` (an ablation row links to the runs made with those options,
     never to a run of the bare config, and a row without options never to a run with them); a swapped ``backbone``
     only where it is the row's ``variant``. A row with ``config`` links always (the leaderboard checks it names
-    variant, recipe and epochs); a row with ``run`` alone when it has numbers, ``variant``, ``recipe`` and
-    ``epochs`` (what a measured row must match); [] otherwise."""
-    if not row.get('config') and not (any('/' in k for k in row)
-                                      and all(row.get(k) is not None for k in ('variant', 'recipe', 'epochs'))):
+    variant, recipe and epochs); a row with ``run`` alone when it has numbers, a ``variant``, ``recipe`` and
+    ``epochs`` (what a measured row must match, :func:`link_fields`); [] otherwise."""
+    fields = link_fields(row)
+    if not row.get('config') and not (board_numbers(row) and all(v is not None for v in fields.values())):
         return []
     return list(dict.fromkeys(link_target(r.config, r.cfg_options) for r in row_runs(row)
-                              if not r.backbone or r.backbone == row.get('variant')))
+                              if not r.backbone or r.backbone == fields['variant']))
+
+
+def board_numbers(row: dict) -> List[str]:
+    """The row's numbers that are leaderboard columns (KIND/DATASET[/EVAL] keys, but :data:`ANALYSIS_KINDS`)."""
+    return [k for k in row if '/' in k and k.split('/')[0] not in ANALYSIS_KINDS]
 
 
 def _board_row(row: dict) -> dict:
-    """A map row as the leaderboard reads it: its link targets as ``config``, without the map's own keys."""
-    out = {k: v for k, v in row.items() if k not in MAP_ROW_KEYS and k != 'config'}
+    """A map row as the leaderboard reads it: its link targets as ``config`` (with the :func:`link_fields` they
+    need), without the map's own keys."""
+    out = {k: v for k, v in row.items() if k not in MAP_ROW_KEYS and k != 'config'
+           and not ('/' in k and k.split('/')[0] in ANALYSIS_KINDS)}
     targets = link_targets(row)
     if targets:
         out['config'] = targets
+        out.update({k: v for k, v in link_fields(row).items() if out.get(k) is None})
     return out
 
 
@@ -223,6 +290,12 @@ def board_specs(ids: Sequence[str], folder: str = PAPERS) -> List[dict]:
     if missing:
         raise LeaderboardError(f'{folder}/board.yaml names {missing}, which no document lists')
     return [by_id[i].spec for i in ids]
+
+
+def linkable_specs(board: Sequence[str], folder: str = PAPERS) -> List[dict]:
+    """The map's tables with an id that ``board`` does not name, in document order: the leaderboard links measured
+    cells to their rows and shows them only where one links."""
+    return [t.spec for t in load_map(folder) if t.id and t.id not in set(board)]
 
 
 def coverage(tables: Sequence[MapTable]) -> List[Coverage]:
@@ -252,4 +325,27 @@ def _counts(table: MapTable) -> tuple:
         raise LeaderboardError(f"{table.key}: state {state}: say 'why' the other rows do not run")
     if state == 'not_reproducible' and runnable:
         raise LeaderboardError(f'{table.key}: not_reproducible, yet {runnable} rows name a config')
-    return rows, quoted, recorded, linked, runnable, state, table.why if state != 'whole' else ''
+    why = ' '.join(w for w in (table.why if state != 'whole' else '', _unlinked_why(table)) if w)
+    return rows, quoted, recorded, linked, runnable, state, why
+
+
+def _unlinked_why(table: MapTable) -> str:
+    """Why runnable rows of a table are not linked ('' : all are): what each lacks that a link needs."""
+    reasons: Dict[str, int] = {}
+    for row in table.rows:
+        if not row_runs(row) or (table.id and link_targets(row)):
+            continue
+        if table.number.startswith('Figure') and not table.id:
+            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
+        elif not any('/' in k for k in row):
+            why = "no number recorded (a figure's plotted row)"
+        elif not board_numbers(row):
+            why = 'its numbers are an analysis of runs (tools/analyze.py), not a leaderboard column'
+        elif row.get('quoted') and not link_targets(row):
+            why = "quoted from another paper, without the variant / recipe / epochs its rerun records"
+        else:
+            missing = [k for k, v in link_fields(row).items() if v is None]
+            why = f"no {' / '.join(missing)} that a measured run records" if missing else 'not on the leaderboard'
+        reasons[why] = reasons.get(why, 0) + 1
+    return '; '.join(f'{n} runnable row{"s" * (n > 1)} not linked: {why}' for why, n in reasons.items()) + (
+        '.' if reasons else '')

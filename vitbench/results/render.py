@@ -44,6 +44,8 @@ def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[
     a number's interval on a second line in small type ('line') or in its tooltip ('tooltip')."""
     if fmt not in FORMATS:
         raise ValueError(f'unknown leaderboard format {fmt!r}; expected one of {FORMATS}')
+    from .reproduction import shown_tables
+    paper = shown_tables(measured, paper)  # board.yaml's tables, and the map's others where a cell links to them
     if fmt == 'tidy':
         return render_tidy_csv(measured, paper)
     deltas = paired_deltas(measured, baseline) if baseline else None
@@ -57,17 +59,19 @@ def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[
 
 def measured_and_paper(runs: Sequence[str], paper: bool = True,
                        config_protocol: Optional[Callable[[str], Optional[dict]]] = None) -> Tuple[Table, list]:
-    """The measured table of ``runs`` and the paper tables, with the protocols of the configs they both name
-    resolved by ``config_protocol`` (:func:`~vitbench.results.reproduction.resolve_linked`)."""
+    """The measured table of ``runs`` and the paper tables it shows (:func:`~vitbench.results.reproduction.
+    shown_tables`: board.yaml's, and the map's other tables where a measured cell links to them), with the protocols
+    of the configs they both name resolved by ``config_protocol`` (:func:`~vitbench.results.reproduction.
+    resolve_linked`)."""
     from .paper import load_paper_tables
-    from .reproduction import resolve_linked
+    from .reproduction import resolve_linked, shown_tables
     from .table import build_table
     measured = build_table(runs)
     tables = load_paper_tables() if paper else []
     if config_protocol is not None:
         resolve_linked(tables, config_protocol,
                        {c for row in measured.rows for configs in row.cell_configs.values() for c in configs})
-    return measured, tables
+    return measured, shown_tables(measured, tables)
 
 
 def tidy_path(csv_path: str) -> str:

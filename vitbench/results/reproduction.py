@@ -154,6 +154,17 @@ def match_reported(measured: Table, paper: Sequence[Table]) -> Tuple[List[Link],
     return links, mismatches
 
 
+def shown_tables(measured: Table, paper: Sequence[Table]) -> List[Table]:
+    """The paper tables a board shows: those ``papers/board.yaml`` names, always; another table of the map (its
+    ``on_demand`` tables: every table with a row that can link) only where a measured cell of this board links to one
+    of its rows, or is its experiment under another protocol or options (listed as not compared). A board of a few
+    runs so shows the tables of its runs, not the hundreds of rows the map holds."""
+    links, mismatches = match_reported(measured, paper)
+    used = {table_id for link in links for table_id, _ in link.sources}
+    used |= {source[0] for m in mismatches for source in m.sources}
+    return [t for t in paper if not t.on_demand or t.id in used]
+
+
 def _options_of(target: str) -> str:
     """'no options' or 'model.distillation=null' of a link target."""
     return options_label(options_text(split_target(target)[1]))

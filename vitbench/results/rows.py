@@ -155,6 +155,8 @@ class Table:
     # measured: the cells of a row split into several experiments (another protocol, schedule, evaluation set),
     # one line each saying why
     splits: List[str] = field(default_factory=list)
+    # paper: not named by the board (papers/board.yaml): shown only where a measured cell links to one of its rows
+    on_demand: bool = False
 
     def best(self, column: Column) -> Optional[float]:
         """The highest value of ``column`` (the lowest for an error: mCE, ECE) when at least two rows have one (a
