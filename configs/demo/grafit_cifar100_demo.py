@@ -22,7 +22,8 @@ train_pipeline = [
     dict(type='MultiView', views=[_view] * 2),
     dict(type='PackInputs', keys=['sample_idx']),
 ]
-model = dict(backbone=dict(arch='vit_demo_patch8_64', img_size=32, global_pool='avg'), hidden=512, memory_size=1000)
+model = dict(backbone=dict(type='vitbench.VisionTransformer', arch='vit_demo_patch8_64', img_size=32, global_pool='avg'),
+             hidden=512, memory_size=1000)
 train_dataloader = dict(batch_size=batch_size, num_workers=1, persistent_workers=False, pin_memory=False,
                         dataset=dict(data_root=data_root, pipeline=train_pipeline, indices=1000))
 optim_wrapper = dict(optimizer=dict(lr=0.1 * batch_size / 256))

@@ -13,7 +13,8 @@
 #   fine labels (Table 2.8, 2.13): train_dataloader.dataset.label_level=fine model.num_classes=100
 #                                 experiment.dataset=cifar100 (and experiment.pretrain.recipe=supervised for CE)
 #   loss weights (Table 2.11):    model.weights.inst=0.5 ...
-# ViTs of the suite: model.backbone.arch=deit3_small_patch16_224 model.backbone.img_size=32 (or 224 with resizing).
+# ViTs of the suite: model.backbone.type=vitbench.VisionTransformer model.backbone.arch=deit3_small_patch16_224
+#   model.backbone.img_size=32 (or 224 with resizing).
 _base_ = ['../_base_/imagenet_runtime.py']
 
 data_root = 'data/cifar100'
@@ -34,7 +35,7 @@ train_pipeline = [
 ]
 model = dict(
     type='Grafit',
-    backbone=dict(arch='timm:resnet50'),
+    backbone=dict(type='vitbench.TimmBackbone', arch='timm:resnet50'),
     num_classes=20,  # CIFAR-100's superclasses
     memory_size=50000,
     losses=['knn', 'inst'],
