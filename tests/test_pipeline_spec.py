@@ -112,8 +112,8 @@ def test_imports_are_imported_and_given_to_the_train_and_test_stages(tmp_path):
             ([fake('data')], 'json', "key 'imports' is 'json', expected a list of module names"),
             ([fake('data')], ['no_such_task_module'], "key 'imports': no_such_task_module: ModuleNotFoundError"),
             ([dict(name='depth', config=str(outside))], [], "stage 'depth': config '" + str(outside) + "' has "
-             "experiment.task='depth', expected one of ('pretrain', 'finetune', 'seg', 'det', 'transfer') (a task "
-             "from outside the suite: its package in the pipeline's imports")):
+             "experiment.task='depth', expected one of ('pretrain', 'finetune', 'seg', 'det', 'transfer', 'frozen') "
+             "(a task from outside the suite: its package in the pipeline's imports")):
         path = write_pipeline(tmp_path, stages, imports=imports, backbones=[DEMO])
         with pytest.raises(PipelineError) as info:
             load_pipeline(path)

@@ -166,7 +166,7 @@ def test_a_table_printed_again_runs_its_homes_rows():
      'docs/coverage.md lists them, e.g. thesis:6.12, or a leaderboard id); close: thesis:6.9'),
     ('deit3_ade2k', 'close: deit3_ade20k'),
     ('thesis:2.1', '--table thesis:2.1 (Separability of fine classes after coarse-label training (CIFAR-100, '
-     'ResNet-18)): no row of it runs here (none): Grafit (coarse-label training'),
+     'ResNet-18)): no row of it runs here (none): '),  # then the map's why, checked below
     ('cait:Figure 4', 'no row of it runs here'),  # a plotted figure: its curves come from tools/analyze.py
 ])
 def test_unknown_and_not_runnable_tables_are_refused_in_one_line(table, expected, tmp_path):
