@@ -163,6 +163,9 @@ def train(name, work_dir, demo, checkpoint=None):
         for i, extra in enumerate((V2_ROOT, 'imagenet_real')):
             options.update({f'val_cfg.extra_sets.{i}.dataset.data_root': str(demo / extra),
                             f'val_cfg.extra_sets.{i}.dataset.serialize_data': False})
+    size = (Config.fromfile(str(REPO / 'configs' / f'{name}.py')).model.get('backbone') or {}).get('img_size')
+    if isinstance(size, int) and size % 8:  # ViT-H's 154 / 126 (patch 14): the demo's patch 8 must divide it at load
+        options['model.backbone.img_size'] = size - size % 8  # then scaled by shrink() as every size
     args = argparse.Namespace(config=str(REPO / 'configs' / f'{name}.py'), work_dir=str(work_dir), cfg_options=options,
                               backbone=DEMO, backbone_checkpoint=checkpoint, launcher='none', local_rank=0)
     cfg = load_config(args)

@@ -44,7 +44,7 @@ from vitbench.results.disagreement import as_table, disagreement_matrix
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest='analysis', required=True)
+    sub = parser.add_subparsers(dest='analysis', required=True, metavar='ANALYSIS')  # listed below, one per line
     for name in ('all',) + ANALYSES + ('residual',):
         p = sub.add_parser(name, help='the three analyses in one pass' if name == 'all' else f'{name} only')
         p.add_argument('--models', nargs='+', required=True, metavar='LABEL=PATH[@ARCH]',

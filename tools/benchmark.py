@@ -265,8 +265,9 @@ def parse_args(argv=None):
     from backbones.parallel_benchmark import DEFAULT_BATCHES, PAIRS as PARALLEL_PAIRS
     from pretrain.benchmark import PAIRS, parse_pairs
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('suite', choices=sorted(SUITES) + ['all'],
-                        help='a suite (above), or all of them but paper (a table\'s models at batch 256)')
+    parser.add_argument('suite', choices=sorted(SUITES) + ['all'], metavar='SUITE',
+                        help=f'one of {", ".join(sorted(SUITES))} (above), or all: all of them but paper (a table\'s '
+                             'models at batch 256)')
     parser.add_argument('--json', help='write machine, rows and ratios to this file')
     parser.add_argument('--device', help=f"'cpu' or 'cuda[:N]' (default: {default_device()}, cuda where available)")
     parser.add_argument('--models', default=','.join(DEFAULT_MODELS), help='backbones: comma-separated variant names')

@@ -42,7 +42,8 @@ NOT_DEFINING = ('work_dir', 'launcher', 'resume', 'load_from', 'log_level', 'log
                 'train_dataloader.num_workers', 'train_dataloader.persistent_workers', 'train_dataloader.pin_memory',
                 'train_dataloader.prefetch_factor', 'val_dataloader', 'val_evaluator', 'val_cfg', 'test_dataloader',
                 'test_evaluator', 'test_cfg', 'optim_wrapper.optimizer.fused',
-                'experiment.options')  # the --cfg-options that changed the experiment: their keys are compared
+                'experiment.options',  # the --cfg-options that changed the experiment: their keys are compared
+                'experiment.pretrain.epochs')  # the recorded length: it follows train_cfg's (the rule below)
 
 
 _ADDED = ('vitbench.RunStateHook', 'vitbench.DivergenceHook', 'vitbench.ResultRecorderHook', 'vitbench.ParamTableHook',
@@ -80,6 +81,9 @@ def defining_config(cfg) -> Dict[str, str]:
     if not _schedulers_end_by_themselves(config.get('param_scheduler')):
         train_cfg = config.get('train_cfg') or {}
         out.update({f'train_cfg.{k}': json.dumps(train_cfg[k]) for k in _LENGTH if k in train_cfg})
+        epochs = ((config.get('experiment') or {}).get('pretrain') or {}).get('epochs')
+        if epochs is not None:
+            out['experiment.pretrain.epochs'] = json.dumps(epochs)
     return out
 
 
