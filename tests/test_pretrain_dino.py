@@ -23,6 +23,7 @@ from PIL import Image
 
 import pretrain  # noqa: F401
 from backbones import create_model
+from downstream.frozen.knn import knn_predict
 from harness import demo_data
 from pretrain.dino import (DINO, DINOHead, DINOScheduleHook, clip_gradients_, cosine_value, crop_groups, dino_loss,
                            ema_update_, teacher_temperature, updated_center)
@@ -197,11 +198,10 @@ def test_recipe_configs_resolve_and_build(vitbench_scope):
 
 
 def knn_accuracy(train_f, train_y, test_f, test_y, num_classes, k=20, temperature=0.07) -> float:
-    """The official eval_knn.knn_classifier: cosine similarity, k neighbours voting exp(sim / T)."""
-    train_f, test_f = F.normalize(train_f, dim=1), F.normalize(test_f, dim=1)
-    sim, idx = (test_f @ train_f.t()).topk(k, dim=1)
-    votes = torch.zeros(len(test_f), num_classes).scatter_add_(1, train_y[idx], (sim / temperature).exp())
-    return (votes.argmax(1) == test_y).float().mean().item()
+    """The official eval_knn.knn_classifier (cosine, k neighbours voting exp(sim / T)), as the frozen-feature task
+    computes it (downstream/frozen/knn.py, checked against scikit-learn in tests/test_frozen.py)."""
+    pred = knn_predict(train_f, train_y, test_f, k=k, temperature=temperature, num_classes=num_classes)
+    return (pred == test_y).float().mean().item()
 
 
 def test_knn_accuracy_on_hand_made_features():
