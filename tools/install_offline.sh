@@ -23,6 +23,9 @@ pip_install() { "$PY" -m pip install -q --no-index --no-deps "$@"; }  # install_
 PACKAGES=()
 for name in mmengine mmsegmentation mmdet timm pycocotools ftfy submitit shapely terminaltables prettytable wcwidth \
             addict yapf termcolor platformdirs; do PACKAGES+=("$(pin "$name")"); done
+# the `test` extra's independent references (the tidy-CSV read-back, the k-NN / mAP checks): without them those
+# tests skip on the node instead of checking
+for name in pandas python-dateutil six tzdata scikit-learn joblib threadpoolctl; do PACKAGES+=("$(pin "$name")"); done
 
 if [[ "${1-}" == --download ]]; then
     dir="${2:?usage: tools/install_offline.sh --download WHEELHOUSE [PYTHON_VERSION]}"
