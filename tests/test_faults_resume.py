@@ -215,6 +215,24 @@ def test_a_resume_that_changes_a_hyper_parameter_is_refused_naming_it(copied, tm
     assert 'optim_wrapper.optimizer.lr 0.05 -> 0.5' in error
 
 
+def test_a_resume_on_another_number_of_processes_is_refused_naming_it(copied, tmp_path, monkeypatch):
+    """A run resumed on another number of processes trains on another global batch (batch_size per process times
+    them) than the one it started with: refused in one line, as a changed key. The checkpoint is rewritten as if
+    saved by 2 processes (its digest with it), then resumed on 1."""
+    subprocess.run(['cp', '-a', str(copied), str(tmp_path / 'branch')], check=True)
+    path = tmp_path / 'branch' / 'iter_4.pth'
+    checkpoint = torch.load(path, weights_only=False)
+    assert checkpoint['meta']['vitbench_run']['world_size'] == 1
+    checkpoint['meta']['vitbench_run']['world_size'] = 2
+    torch.save(checkpoint, path)
+    write_digest(path, path.read_bytes())
+    resumed = train('iters', tmp_path / 'branch', '--resume', monkeypatch=monkeypatch)
+    assert resumed.returncode == 2 and not (tmp_path / 'branch' / 'params_rank0.pth').exists()
+    error = resumed.stderr.strip()
+    assert error.startswith('error: --resume:') and '\n' not in error
+    assert 'world_size 2 -> 1' in error
+
+
 def test_a_damaged_checkpoint_falls_back_to_the_previous_one_on_resume(copied, straight, tmp_path, monkeypatch):
     """Issue 46.3: a checkpoint with flipped exponent bits (finite values) was resumed silently. Its archive's CRC
     names the damaged member; --resume says so and resumes from the latest undamaged checkpoint before it."""

@@ -15,21 +15,24 @@ continues it or is refused.
   ``max_epochs``) where every ``param_scheduler`` sets its own ``end``: the schedulers, which the checkpoint
   restores, are checked, so a run resumed to train longer (or less) goes exactly as a fresh run of the new length
   would. (A scheduler without ``end`` ends with the loop, mmengine's default: then the length is the run's.)
-  A checkpoint written before vitbench saved its config (no ``meta['vitbench_run']``) resumes with a warning that
-  it cannot be checked.
+  The number of processes is part of the run too: a training's global batch is ``batch_size`` per process times
+  them, so a run resumed on another number (a Slurm job requeued on fewer GPUs) is refused the same way, naming
+  ``world_size``. A checkpoint written before vitbench saved its config (no ``meta['vitbench_run']``) resumes with
+  a warning that it cannot be checked.
 """
 import json
 import sys
 import uuid
 from typing import Dict, List, Optional
 
+from mmengine.dist import get_world_size
 from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop
 
 from vitbench.compat.mmengine import built_train_loop, resumes
 from vitbench.registry import HOOKS
 
-CHECKPOINT_KEY = 'vitbench_run'  # in a runner checkpoint's meta: {'id', 'final', 'config'}
+CHECKPOINT_KEY = 'vitbench_run'  # in a runner checkpoint's meta: {'id', 'final', 'world_size', 'config'}
 
 # Keys (and every key under them) whose change does not change what a training computes: where it writes, what
 # it logs and shows, how often it saves and validates, how its data is loaded and the processes started. Anything
@@ -141,6 +144,8 @@ class RunIdentityHook(Hook):
                                   'vitbench): whether this run changed it cannot be checked')
             return
         changed = changed_keys(json.loads(saved['config']), defining_config(runner.cfg))
+        if saved.get('world_size', get_world_size()) != get_world_size():  # absent: saved before it was recorded
+            changed.append(f"world_size {saved['world_size']} -> {get_world_size()}")
         if changed:
             _refuse(f"--resume: this run's config changes what defines the run it resumes: {'; '.join(changed)} "
                     '(saved -> now). Resume with the saved values, or start a new run in another --work-dir')
@@ -149,7 +154,7 @@ class RunIdentityHook(Hook):
 
     def before_save_checkpoint(self, runner, checkpoint) -> None:
         meta = checkpoint.setdefault('meta', {})
-        meta[CHECKPOINT_KEY] = dict(id=self.run_id, final=is_final(runner, meta),
+        meta[CHECKPOINT_KEY] = dict(id=self.run_id, final=is_final(runner, meta), world_size=get_world_size(),
                                     config=json.dumps(defining_config(runner.cfg), sort_keys=True))
 
 
