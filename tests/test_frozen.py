@@ -134,3 +134,45 @@ def test_frozen_demo_run_reaches_the_board(tmp_path, monkeypatch):
     leaderboard.main([str(work), '--out', str(out)])
     board = out.read_text()
     assert 'CIFAR-100 k-NN top-1' in board and 'CIFAR-100 retrieval mAP' in board and ' [' in board
+
+
+@pytest.mark.slow
+def test_frozen_on_two_processes_equals_one(tmp_path):
+    """torchrun with 2 CPU processes: each computes the features of its half of the images, and the k-NN memory,
+    the retrieval database and the probe's data are gathered whole, in order (they were each process's half, and
+    both wrote one cache file). The metrics and the per-image evidence equal the one-process run's."""
+    import sys
+    from pathlib import Path
+
+    from _tool_helpers import run_tool
+    from backbones import create_model
+    from harness import demo_data
+    from harness.demo_data.build import generate
+
+    data = tmp_path / 'data'
+    assert not generate([demo_data.DATASETS['cifar100']], str(data), scale='tiny', log=lambda *a: None)
+    ckpt = tmp_path / 'backbone.pth'
+    torch.manual_seed(0)
+    torch.save(create_model('vit_demo_patch8_64', num_classes=0, img_size=32, global_pool='avg').state_dict(), ckpt)
+    options = ['--cfg-options', f'test_dataloader.dataset.data_root={data}/cifar100',
+               f'test_cfg.memory_dataloader.dataset.data_root={data}/cifar100',
+               'test_dataloader.batch_size=64', 'test_cfg.memory_dataloader.batch_size=64',
+               'test_evaluator.linear_probe.epochs=2']
+    torchrun = [str(Path(sys.executable).with_name('torchrun')), '--standalone', '--nproc_per_node', '2']
+    outcomes = {}
+    for name, launcher, extra in (('one', None, []), ('two', torchrun, ['--launcher', 'pytorch'])):
+        result = run_tool('tools/test.py', 'configs/demo/frozen_cifar100_demo.py', ckpt, '--work-dir',
+                          tmp_path / name, *extra, *options, launcher=launcher, timeout=600)
+        assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+        own = tmp_path / name / 'eval' / 'backbone'
+        cached = {p.name: np.load(p) for p in (own / 'features').iterdir()}
+        outcomes[name] = json.loads((own / 'result.json').read_text())['metrics'], cached
+    (metrics_one, cache_one), (metrics_two, cache_two) = outcomes['one'], outcomes['two']
+    assert sorted(cache_one) == sorted(cache_two) and len(cache_one) == 2  # same weights and data: same keys
+    for name in cache_one:
+        assert list(cache_two[name]['ids']) == list(cache_one[name]['ids'])
+        np.testing.assert_array_equal(cache_two[name]['labels'], cache_one[name]['labels'])
+        np.testing.assert_allclose(cache_two[name]['features'], cache_one[name]['features'], atol=1e-5)
+    assert metrics_two.keys() == metrics_one.keys()
+    for key, value in metrics_one.items():
+        assert metrics_two[key] == pytest.approx(value, abs=1e-3), key

@@ -11,3 +11,6 @@ default_hooks = dict(logger=dict(type='LoggerHook', interval=50), timer=dict(typ
 test_evaluator = dict(type='FrozenFeatureMetric', k=20, temperature=0.07,
                       linear_probe=dict(epochs=100, batch_size=1024, base_lr=0.001))
 randomness = dict(seed=0)
+# on several processes nothing trains: mmengine's DDP wrapper refuses a model with no parameter to train, the
+# separate wrapper leaves such submodules as they are (the features are gathered by downstream/frozen/features.py)
+model_wrapper_cfg = dict(type='MMSeparateDistributedDataParallel')

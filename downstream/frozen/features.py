@@ -3,6 +3,10 @@
 The key is a digest of the model's state (the checkpoint as loaded: any backbone, with or without a file) and a
 fingerprint of the dataset (its class, root, split, the ids and labels of its images and its test pipeline): the
 same weights on the same images reuse ``work_dir/features/<key>.npz``, anything else computes afresh.
+
+On several processes each computes the features of its share of the images (mmengine's ``DefaultSampler``) and
+they are gathered, in the dataset's order, on every process: the k-NN's memory and the probe's data are the whole
+collection whatever the number of processes (the test set is dealt out again by :class:`.loop.FrozenFeatureLoop`).
 """
 import hashlib
 import io
@@ -13,6 +17,8 @@ from typing import Dict
 
 import numpy as np
 import torch
+from mmengine.dataset import DefaultSampler
+from mmengine.dist import all_gather, all_gather_object, get_world_size, is_main_process
 from mmengine.logging import print_log
 
 from vitbench.fileio import atomic_write_bytes
@@ -53,18 +59,43 @@ def extract(model, dataloader, label_key: str = 'gt_label') -> Dict[str, np.ndar
     return dict(features=torch.cat(features).numpy(), labels=np.asarray(labels), ids=np.asarray(ids))
 
 
+def gathered(found: Dict[str, np.ndarray], dataloader) -> Dict[str, np.ndarray]:
+    """Every process's :func:`extract` of its share, in the dataset's order, on every process. ``DefaultSampler``
+    without shuffling deals image ``i`` to process ``i % world_size`` and pads the last round with the first
+    images: interleaving the equal shares and cutting at the dataset's length gives the dataset back."""
+    world = get_world_size()
+    if world == 1:
+        return found
+    sampler = getattr(dataloader, 'sampler', None)
+    if not isinstance(sampler, DefaultSampler) or sampler.shuffle:
+        raise ValueError(f'frozen features on {world} processes: the dataloader of {type(dataloader.dataset).__name__} '
+                         f'must sample with DefaultSampler(shuffle=False), got {type(sampler).__name__} '
+                         f"(shuffle={getattr(sampler, 'shuffle', None)})")
+    size = len(dataloader.dataset)
+    out = {}
+    for name in ('features', 'labels'):
+        parts = all_gather(torch.from_numpy(np.ascontiguousarray(found[name])))
+        out[name] = torch.stack(parts, dim=1).flatten(0, 1)[:size].numpy()
+    ids = all_gather_object(list(found['ids']))
+    out['ids'] = np.asarray([i for row in zip(*ids) for i in row][:size])
+    return out
+
+
 def cached_features(model, dataloader, work_dir: str, label_key: str = 'gt_label') -> Dict[str, np.ndarray]:
-    """:func:`extract`, read from ``work_dir/features/`` when these weights already ran on this data."""
+    """:func:`extract` (:func:`gathered` across processes), read from ``work_dir/features/`` when these weights
+    already ran on this data (and every process sees the file: the processes take one branch or the other
+    together)."""
     key = f'{model_digest(model)}_{dataset_fingerprint(dataloader.dataset, label_key)}'
     path = osp.join(work_dir, 'features', f'{key}.npz')
-    if osp.isfile(path):
+    if all(all_gather_object(osp.isfile(path))):
         with np.load(path, allow_pickle=False) as npz:
             print_log(f'frozen features: read {path}', logger='current')
             return {k: npz[k] for k in npz.files}
-    found = extract(model, dataloader, label_key)
-    os.makedirs(osp.dirname(path), exist_ok=True)
-    buffer = io.BytesIO()
-    np.savez(buffer, **found)
-    atomic_write_bytes(buffer.getvalue(), path)
-    print_log(f'frozen features: {len(found["labels"])} images computed, cached in {path}', logger='current')
+    found = gathered(extract(model, dataloader, label_key), dataloader)
+    if is_main_process():  # one writer of the shared file
+        os.makedirs(osp.dirname(path), exist_ok=True)
+        buffer = io.BytesIO()
+        np.savez(buffer, **found)
+        atomic_write_bytes(buffer.getvalue(), path)
+        print_log(f'frozen features: {len(found["labels"])} images computed, cached in {path}', logger='current')
     return found

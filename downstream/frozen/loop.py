@@ -5,6 +5,7 @@ metrics to the hooks as mmengine's ``TestLoop`` does (``ResultRecorderHook`` wri
 per_image.npz)."""
 from typing import Union
 
+from mmengine.dist import get_rank, get_world_size
 from mmengine.runner import TestLoop
 
 from vitbench.registry import LOOPS
@@ -44,7 +45,9 @@ class FrozenFeatureLoop(TestLoop):
             metric.set_memory(memory['features'], memory['labels'], classes)
         test = cached_features(model, self.dataloader, work_dir)
         samples = [dict(feature=f, label=y, id=i) for f, y, i in zip(test['features'], test['labels'], test['ids'])]
-        self.evaluator.process(samples)
+        # every process holds the whole test set: each hands the evaluator its share, which the evaluator's
+        # collection (mmengine's collect_results, interleaved by rank) puts back in order
+        self.evaluator.process(samples[get_rank()::get_world_size()])
         metrics = self.evaluator.evaluate(len(samples))
         self.runner.call_hook('after_test_epoch', metrics=metrics)
         self.runner.call_hook('after_test')
