@@ -20,11 +20,12 @@ def check_global_pool(global_pool: str, depth_token_only: int):
                          "(depth_token_only > 0)")
 
 
-def class_attention_stage(embed_dim: int, depth: int, **block_kwargs):
-    """(class token, ``depth`` class-attention blocks), or (None, None) without the stage (dense trunks)."""
+def class_attention_stage(embed_dim: int, depth: int, num_tokens: int = 1, **block_kwargs):
+    """(``num_tokens`` class tokens, ``depth`` class-attention blocks), or (None, None) without the stage (dense
+    trunks)."""
     if not depth:
         return None, None
-    return nn.Parameter(torch.zeros(1, 1, embed_dim)), nn.ModuleList([
+    return nn.Parameter(torch.zeros(1, num_tokens, embed_dim)), nn.ModuleList([
         ClassAttentionBlock(embed_dim, **block_kwargs) for _ in range(depth)])
 
 

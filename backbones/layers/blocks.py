@@ -236,15 +236,17 @@ class ClassAttentionBlock(Block):
 
     def __init__(self, dim: int, num_heads: int, mlp_ratio: float = 4., qkv_bias: bool = True,
                  init_values: Optional[float] = 1e-5, drop_path: float = 0., attn_drop: float = 0.,
-                 proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU):
+                 proj_drop: float = 0., norm_layer=nn.LayerNorm, act_layer=nn.GELU, queries_in_keys: bool = True):
         super().__init__(dim, num_heads, mlp_ratio, qkv_bias, init_values, drop_path, attn_drop, proj_drop,
                          norm_layer, act_layer, attn_layer=ClassAttention)
+        self.queries_in_keys = queries_in_keys  # False: the class tokens attend over the patches only
 
     def forward(self, x: torch.Tensor, cls_token: torch.Tensor, return_attn: Optional[str] = None):
         """x: (B, N, C) patch tokens, cls_token: (B, 1, C) (or (B, n, C): a class and a distillation token, each
-        querying all of them and the patches); returns the updated token(s)."""
+        querying all of them and the patches; or one token per class, querying the patches alone); returns the
+        updated token(s)."""
         y = self.attn(self.norm1(torch.cat([cls_token, x], dim=1)), return_attn=return_attn,
-                      num_queries=cls_token.shape[1])
+                      num_queries=cls_token.shape[1], queries_in_keys=self.queries_in_keys)
         if return_attn is not None:
             y, attn = y
         cls_token = residual(cls_token, y, self.ls1, self.drop_path1)

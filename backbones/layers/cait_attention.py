@@ -67,21 +67,25 @@ class TalkingHeadAttention(Attention):
 
 class ClassAttention(AttentionBase):
     """Attention of the class token (first token) over all tokens; returns the class token update (B, 1, C).
-    ``num_queries=n``: the first n tokens query (a class and a distillation token, thesis Table 3.14), (B, n, C)."""
+    ``num_queries=n``: the first n tokens query (a class and a distillation token, thesis Table 3.14), (B, n, C);
+    ``queries_in_keys=False``: they attend over the other tokens only (PatchConvNet's one class token per class,
+    official ``Learned_Aggregation_Layer_multi``: the k class tokens query the patches, not each other)."""
 
     def make_input_projections(self, dim: int, qkv_bias: bool):
         self.q = nn.Linear(dim, dim, bias=qkv_bias)
         self.k = nn.Linear(dim, dim, bias=qkv_bias)
         self.v = nn.Linear(dim, dim, bias=qkv_bias)
 
-    def split_heads(self, x: torch.Tensor, num_queries: int = 1):
+    def split_heads(self, x: torch.Tensor, num_queries: int = 1, queries_in_keys: bool = True):
         """(B, N, C) -> q of the first ``num_queries`` tokens (B, heads, n, head_dim); k, v of all tokens
-        (B, heads, N, head_dim)."""
+        (B, heads, N, head_dim), or of the N - n others without ``queries_in_keys``."""
         B, N, _ = x.shape
         q = self.q(x[:, :num_queries]).view(B, num_queries, self.num_heads, self.head_dim).transpose(1, 2)
-        k = self.k(x).view(B, N, self.num_heads, self.head_dim).transpose(1, 2)
-        v = self.v(x).view(B, N, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = x if queries_in_keys else x[:, num_queries:]
+        k = self.k(keys).view(B, keys.shape[1], self.num_heads, self.head_dim).transpose(1, 2)
+        v = self.v(keys).view(B, keys.shape[1], self.num_heads, self.head_dim).transpose(1, 2)
         return q, k, v
 
-    def forward(self, x: torch.Tensor, return_attn: Optional[str] = None, num_queries: int = 1):
-        return self.attend_and_merge(*self.split_heads(x, num_queries), return_attn=return_attn)
+    def forward(self, x: torch.Tensor, return_attn: Optional[str] = None, num_queries: int = 1,
+                queries_in_keys: bool = True):
+        return self.attend_and_merge(*self.split_heads(x, num_queries, queries_in_keys), return_attn=return_attn)
