@@ -10,6 +10,7 @@ margin asserted (measured, and why the margin is thin at 30 iterations: docs/rec
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,8 @@ from mmengine.config import Config
 from PIL import Image
 
 import pretrain  # noqa: F401
+from _dino_case import build_model as build_dist_case_model, build_optim_wrapper as build_dist_case_optim, \
+    global_batch as dist_case_batch
 from backbones import create_model
 from downstream.frozen.knn import knn_predict
 from harness import demo_data
@@ -229,6 +232,46 @@ def test_schedule_hook_sets_momentum_temperature_freezing_and_weight_decay():
         assert optim.param_groups[0]['weight_decay'] == pytest.approx(cosine_value(0.04, 0.4, it, 100))
         assert optim.param_groups[1]['weight_decay'] == 0.
     assert optim.param_groups[0]['weight_decay'] > 0.39 and model.teacher_temp_now == 0.07
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_ranks_equal_one_process_on_the_whole_batch(tmp_path):
+    """torchrun, 2 CPU ranks (gloo), each with half of the images, one iteration through
+    DINODistributedDataParallel: the mean of the ranks' losses, the centre (the official update_center: the
+    teacher's outputs summed over both ranks, divided by the world's batch) and the student and teacher after the
+    clipped SGD step and the EMA update equal one process on the whole batch."""
+    result = subprocess.run(
+        [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', '2', '--master_port', str(_free_port()),
+         str(REPO / 'tests' / '_dino_dist_worker.py'), str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    ranks = [torch.load(tmp_path / f'rank{r}.pt') for r in range(2)]
+
+    model = build_dist_case_model()
+    center_before = model.center.clone()
+    log_vars = model.train_step(dict(inputs=dist_case_batch(), data_samples=None), build_dist_case_optim(model))
+    torch.testing.assert_close((ranks[0]['loss'] + ranks[1]['loss']) / 2,
+                               torch.as_tensor(log_vars['loss'], dtype=torch.float32), rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(model.center, center_before)
+    for rank in ranks:  # the same all-reduced centre on every rank: the whole batch's teacher mean
+        torch.testing.assert_close(rank['center'], model.center, rtol=1e-5, atol=1e-6)
+    start = build_dist_case_model()
+    for net in ('student', 'teacher'):
+        params = dict(getattr(model, net).named_parameters())
+        assert params.keys() == ranks[0][net].keys()
+        moved = [n for n, p in params.items() if not torch.equal(p, dict(getattr(start, net).named_parameters())[n])]
+        assert len(moved) > 20, net  # the step and the EMA moved the networks, head and backbone
+        for name, param in params.items():  # float32 sums in another order: a tolerance at each tensor's scale
+            for rank in ranks:
+                torch.testing.assert_close(rank[net][name], param.detach(), rtol=1e-4,
+                                           atol=max(1e-5 * float(param.detach().abs().max()), 1e-7),
+                                           msg=lambda m, name=name: f'{net}.{name}: {m}')
 
 
 @pytest.fixture(scope='module')
