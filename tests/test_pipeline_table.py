@@ -11,7 +11,7 @@ import pytest
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from _tool_helpers import REPO
 from harness.pipeline.command import command_of
-from harness.pipeline.paper_table import find_table, load_table, table_pipeline
+from harness.pipeline.paper_table import describe, find_table, load_table, table_pipeline
 from harness.pipeline.spec import PipelineError
 from vitbench.results.paper_map import MapTable, _table, load_map, row_runs
 from vitbench.results.result_file import LeaderboardError
@@ -229,3 +229,34 @@ def test_two_configs_that_are_the_same_run_are_one_stage():
     after_dmae = [s for s in pipeline.stages if s.deps == ['dmae_vit_tiny12h_in1k_400e']]
     assert sorted(s.config for s in after_dmae) == ['configs/finetune/mae_lite_vit_tiny12h_ft_300e.py',
                                                      'configs/maskrcnn_vit_tiny12h_dmae.py']
+
+
+def test_cait_table1_re_trains_each_depth_with_the_scales_of_its_layerscale_row(tmp_path):
+    """CaiT §4.1 in the map: each re-training row needs the LayerScale row of its depth (the same run, not another
+    training), starts with its backbone.pth as --checkpoint, and adds only the keys that freeze those scales;
+    configs/pipelines/cait_layerscale_retrain.py runs the same eight trainings alone."""
+    from harness.pipeline.run import PipelineRunner
+    from harness.pipeline.spec import load_pipeline
+    pipeline = load_table('cait:1', work_dir=str(tmp_path))
+    plan = '\n'.join(PipelineRunner(pipeline).plan())  # what --dry-run prints after the table's description
+    trains = [s for s in pipeline.stages if s.kind == 'train']
+    assert len(trains) == 28 and plan.count('/tools/train.py ') == 28  # every row once, nothing more
+    assert '28 of its 28 rows run' in describe('cait:1')[0]
+    fixed = [s for s in trains if s.spec['cfg_options'].get('model.backbone.residual_scale_from') == 'checkpoint']
+    frozen = {'model.backbone.residual_scale_trainable': False, 'model.backbone.residual_scale_from': 'checkpoint',
+              'experiment.pretrain.recipe': 'supervised:fixed LayerScale'}
+    assert len(fixed) == 4
+    for stage in fixed:
+        layerscale = pipeline.stage(stage.deps[0])
+        assert stage.deps == [layerscale.id] and layerscale.deps == []
+        assert stage.spec['cfg_options'] == dict(layerscale.spec['cfg_options'], **frozen)
+        assert layerscale.spec['cfg_options']['model.backbone.residual_scale'] == 'layerscale'
+        checkpoint = os.path.join(layerscale.work_dir, 'backbone.pth')
+        assert _option(command_of(pipeline, stage), '--checkpoint') == checkpoint
+        assert f"[{pipeline.stages.index(stage) + 1}/29] {stage.name} (train; to run) after: {layerscale.name}\n" \
+               f'    torchrun' in plan and f'--checkpoint {checkpoint} ' in plan
+    alone = load_pipeline('configs/pipelines/cait_layerscale_retrain.py', work_dir=str(tmp_path / 'alone'))
+    runs = {json.dumps(s.spec['cfg_options'], sort_keys=True) for s in alone.stages if s.kind == 'train'}
+    assert runs == {json.dumps(s.spec['cfg_options'], sort_keys=True)
+                    for s in fixed + [pipeline.stage(f.deps[0]) for f in fixed]}
+    assert all(bool(s.deps) == ('checkpoint' in s.spec) for s in alone.stages if s.kind == 'train')
