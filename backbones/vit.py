@@ -258,10 +258,10 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         self.head_dist = (nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()) \
             if distilled else None
         self._init_weights()
-        if not next(self.parameters()).is_meta:
+        if not next(self.parameters()).is_meta:  # on meta (counting parameters) there are no values to set
             apply_scheme_init(self.residual_scheme, self.blocks, self.head)
-        if residual_scale_from is not None:
-            self.load_residual_scales(residual_scale_from)
+            if residual_scale_from is not None:
+                self.load_residual_scales(residual_scale_from)
 
     def load_residual_scales(self, path: str) -> None:
         """Set every residual branch's scale (``*.ls1.gamma``, ``*.ls2.gamma``, ``*.ls.gamma``) to its value in the

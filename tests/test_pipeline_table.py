@@ -167,7 +167,7 @@ def test_a_table_printed_again_runs_its_homes_rows():
     ('deit3_ade2k', 'close: deit3_ade20k'),
     ('thesis:2.1', '--table thesis:2.1 (Separability of fine classes after coarse-label training (CIFAR-100, '
      'ResNet-18)): no row of it runs here (none): '),  # then the map's why, checked below
-    ('cait:Figure 4', 'no row of it runs here'),  # a plotted figure: its curves come from tools/analyze.py
+    ('thesis:Figure 3.2', 'no row of it runs here'),  # a plotted figure whose schedules have no config
 ])
 def test_unknown_and_not_runnable_tables_are_refused_in_one_line(table, expected, tmp_path):
     result = subprocess.run([sys.executable, 'tools/pipeline.py', '--table', table, '--dry-run',
