@@ -260,3 +260,35 @@ def test_cait_table1_re_trains_each_depth_with_the_scales_of_its_layerscale_row(
     assert runs == {json.dumps(s.spec['cfg_options'], sort_keys=True)
                     for s in fixed + [pipeline.stage(f.deps[0]) for f in fixed]}
     assert all(bool(s.deps) == ('checkpoint' in s.spec) for s in alone.stages if s.kind == 'train')
+
+
+def test_cait_transfer_rows_run_the_deit_protocol_with_the_cait_backbone_its_drop_path_and_crop(tmp_path):
+    """Thesis Table 3.19: each transfer stage starts from its row's 224 training (distilled or not, evaluated at
+    crop 0.875), and tools/train.py resolves it to the CaiT model with its own training's drop path, the
+    evaluation crop 0.875 and the DeiT transfer protocol's settings, recording the options the row links."""
+    import importlib.util
+    from harness.experiment.cli import load_config
+    from harness.experiment.linked_protocol import config_protocol
+    from harness.experiment.protocol import protocol_of
+    from vitbench.results.experiment import link_target
+    from vitbench.results.paper_map import link_targets
+    pipeline = load_table('thesis:3.19', work_dir=str(tmp_path))
+    row = next(r for r in find_table('thesis:3.19').rows if r['model'] == 'CaiT-M-36')
+    stage = pipeline.stage('cars_deit3_s__drop_path_rate_0_3__test_crop_ratio_0_875__on_cait_m36_224')
+    before = pipeline.stage(stage.deps[0])
+    assert before.config == 'configs/pretrain/cait_m36_in1k_400e.py' and before.spec['cfg_options'] == {
+        'model.distillation': None, 'experiment.pretrain.recipe': 'supervised', 'test_crop_ratio': 0.875}
+    argv = command_of(pipeline, stage)
+    assert _option(argv, '--checkpoint') == os.path.join(before.work_dir, 'backbone.pth')
+    argv = argv[argv.index(os.path.join(REPO, 'tools', 'train.py')) + 1:]
+    at = argv.index('--checkpoint')
+    spec = importlib.util.spec_from_file_location('vitbench_train_tool', os.path.join(REPO, 'tools', 'train.py'))
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    cfg = load_config(train.parse_args(argv[:at] + argv[at + 2:] + ['--launcher', 'none']))  # no weights here
+    assert (cfg.model.backbone.type, cfg.model.backbone.arch, cfg.model.backbone.drop_path_rate) == \
+        ('vitbench.CaiT', 'cait_m36_224', 0.3)
+    assert [t['crop_pct'] for t in cfg.val_dataloader.dataset.pipeline if t['type'] == 'ResizeCenterCrop'] == [0.875]
+    recorded = link_target(stage.config, cfg.experiment.options)
+    assert recorded in link_targets(row) and protocol_of(cfg) == config_protocol(recorded)
+    assert protocol_of(cfg)['name'] == 'transfer_deit' and cfg.optim_wrapper.optimizer.lr == 1e-4
