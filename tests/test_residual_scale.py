@@ -220,7 +220,9 @@ def test_a_training_takes_only_the_scales_of_its_checkpoint(tmp_path):
     record = json.loads((work_dir / 'result.json').read_text())
     assert record['options']['model.backbone.residual_scale_from'] == 'checkpoint'
     assert record['pretrain']['recipe'] == 'supervised:fixed'  # its own pre-training, not the checkpoint's
-    trained = torch.load(work_dir / 'backbone.pth', map_location='cpu')['state_dict']
+    exported = torch.load(work_dir / 'backbone.pth', map_location='cpu')
+    assert 'residual_scale_from' not in exported['overrides']  # the weights hold the scales; no path to follow
+    trained = exported['state_dict']
     for name, g in gammas(learnt).items():
         assert torch.equal(trained[name], g), name  # the scales: the checkpoint's, and they did not train
     assert not torch.allclose(trained['blocks.0.mlp.fc1.weight'], learnt.blocks[0].mlp.fc1.weight)
