@@ -14,7 +14,7 @@ from .contract import FamilyModel
 from .family import Family, register_family
 from .layers import (Block, ClassAttentionBlock, HMLPStem, LeViTStem, ParallelBlock, PatchEmbed,
                      TalkingHeadAttention, drop_path_rates, is_rel_pos_key, resample_pos_embed)
-from .layers.residual_scale import apply_scheme_init, check_scheme_blocks
+from .layers.residual_scale import SCALES_FROM_CHECKPOINT, apply_scheme_init, check_scheme_blocks
 from .layers.residual_scale import residual_scale as scheme_of
 from .vit_options import check_vit_options
 
@@ -139,7 +139,8 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         layer_scale_init: LayerScale's init, 'const' (every value ε), 'zero' or 'uniform' (U[0, 2ε]) (thesis
             Table 3.12).
         residual_scale_trainable: False freezes the scales (thesis §3.5.3: re-training with fixed weights);
-            ``residual_scale_from`` (a checkpoint, e.g. a LayerScale training's backbone.pth) sets them first.
+            ``residual_scale_from`` (a checkpoint, e.g. a LayerScale training's backbone.pth) sets them first;
+            'checkpoint': those of the run's ``--checkpoint`` (the rest of that file is not loaded).
         attn_layer: 'standard' or 'talking_heads' (Shazeer et al., 2020; CaiT Table 4's "+ talking-heads").
         cls_insert_layer: the block before which the class (and distillation) token joins: 0 as ViT; k > 0 holds
             it out of blocks 0 .. k-1, unchanged and unseen (CaiT Table 2's late insertion; thesis Table 3.13).
@@ -257,16 +258,20 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
         self.head_dist = (nn.Linear(embed_dim, num_classes) if num_classes > 0 else nn.Identity()) \
             if distilled else None
         self._init_weights()
-        if not next(self.parameters()).is_meta:
+        if not next(self.parameters()).is_meta:  # on meta (counting parameters) there are no values to set
             apply_scheme_init(self.residual_scheme, self.blocks, self.head)
-        if residual_scale_from is not None:
-            self.load_residual_scales(residual_scale_from)
+            if residual_scale_from is not None:
+                self.load_residual_scales(residual_scale_from)
 
     def load_residual_scales(self, path: str) -> None:
         """Set every residual branch's scale (``*.ls1.gamma``, ``*.ls2.gamma``, ``*.ls.gamma``) to its value in the
         checkpoint ``path`` (any format ``load_checkpoint`` reads); the other weights keep their init (thesis
         §3.5.3: a model re-trained from scratch with the scales an earlier training learnt)."""
         from .checkpoint import read_checkpoint, to_canonical
+        if path == SCALES_FROM_CHECKPOINT:  # tools/train.py replaces it by --checkpoint's path (backbone_swap.py)
+            raise ValueError(f'residual_scale_from={path!r}: the scales of the run\'s --checkpoint, and the run has '
+                             'none: pass tools/train.py CONFIG --checkpoint PATH (a LayerScale training\'s '
+                             'backbone.pth), or give the path itself')
         state = to_canonical(read_checkpoint(path), path).state_dict
         own = {n: p for n, p in self.named_parameters() if n.endswith(('ls1.gamma', 'ls2.gamma', 'ls.gamma'))}
         if not own:

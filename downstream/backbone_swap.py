@@ -24,6 +24,7 @@ from mmengine.logging import print_log
 
 from backbones.backbone_type import backbone_type
 from backbones.factory import family_record
+from backbones.layers.residual_scale import SCALES_FROM_CHECKPOINT
 
 from . import head_rule
 from .det.swap import HEAD_TARGETS as DET_HEADS, adapt_mask_rcnn
@@ -90,7 +91,8 @@ def _parent(cfg, dotted: str):
 def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = None,
                   keep_blocks: Optional[int] = None) -> None:
     """Rewrite ``cfg`` in place to use backbone variant ``name`` and/or weights from ``checkpoint``;
-    ``keep_blocks``: load only the first k blocks of those weights (``backbones.checkpoint.load_checkpoint``)."""
+    ``keep_blocks``: load only the first k blocks of those weights (``backbones.checkpoint.load_checkpoint``). A
+    backbone with ``residual_scale_from='checkpoint'`` takes only its residual scales from ``checkpoint``."""
     record = family_record(name) if name is not None else None  # unknown names list the valid ones
     if checkpoint is not None and not osp.isfile(checkpoint):
         raise FileNotFoundError(f"--checkpoint '{checkpoint}' not found")
@@ -115,7 +117,12 @@ def swap_backbone(cfg, name: Optional[str] = None, checkpoint: Optional[str] = N
         if task in ADAPTERS:
             ADAPTERS[task](cfg, name, backbone_layout(name, backbone), record)
         apply_head_rule(cfg)  # the widths of the protocol's rule, as for the config's own backbone
-    if checkpoint is not None:
+    if checkpoint is not None and backbone.get('residual_scale_from') == SCALES_FROM_CHECKPOINT:
+        # only the checkpoint's residual scales: a training from scratch with another run's scales (CaiT §4.1,
+        # thesis §3.5.3), its own pre-training; the options it records name 'checkpoint', not this machine's path
+        backbone.residual_scale_from = checkpoint
+        cfg.setdefault('experiment', {})['checkpoint'] = checkpoint  # provenance, and the cost behind the scales
+    elif checkpoint is not None:
         backbone.init_cfg = dict(type='Pretrained', checkpoint=checkpoint)
         experiment = cfg.setdefault('experiment', {})
         experiment['pretrain'] = None  # now read from the checkpoint's own metadata

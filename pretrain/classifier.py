@@ -35,7 +35,9 @@ def build_backbone(cfg: dict, **extra):
     """``create_model(arch, **overrides)`` from a backbone config in the suite's one dialect,
     ``dict(type=<the family's registered type>, arch=<named variant>, **overrides)`` (backbones/backbone_type.py):
     the family's classifier model of ``arch``. ``type`` may be left out (the family follows from ``arch``); one
-    of another family than ``arch``'s is refused. Returns (model, arch, overrides); the overrides hold neither."""
+    of another family than ``arch``'s is refused. Returns (model, arch, overrides); the overrides hold neither, nor
+    what the model only loaded at construction (``residual_scale_from``: the weights hold those scales, and the
+    path would send a rebuild from an exported backbone.pth to another machine's file)."""
     cfg = dict(cfg)
     type_ = cfg.pop('type', None)
     arch = cfg.pop('arch', None)
@@ -44,7 +46,7 @@ def build_backbone(cfg: dict, **extra):
     check_backbone_type(type_, arch)
     init_cfg = cfg.pop('init_cfg', None)
     model = create_model(arch, init_cfg=init_cfg, **dict(cfg, **extra))
-    return model, arch, cfg
+    return model, arch, {k: v for k, v in cfg.items() if k != 'residual_scale_from'}
 
 
 class ClsLoss(nn.Module):

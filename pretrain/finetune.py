@@ -48,13 +48,15 @@ def trainable_names(model: nn.Module, trainable: str) -> List[str]:
 
 
 def apply_trainable(model: nn.Module, trainable: str) -> List[str]:
-    """Freeze every parameter of ``model`` that ``trainable`` does not train; returns the trained names."""
+    """Freeze every parameter of ``model`` that ``trainable`` does not train; returns the trained names. A
+    parameter the model froze itself stays frozen (the fixed LayerScale of CaiT §4.1, ``residual_scale_trainable``)."""
     keep = set(trainable_names(model, trainable))
     if not keep:
         raise ValueError(f"trainable='{trainable}' matches no parameter of {type(model).__name__}")
     for name, param in model.named_parameters():
-        param.requires_grad_(name in keep)
-    return sorted(keep)
+        if name not in keep:
+            param.requires_grad_(False)
+    return sorted(n for n, p in model.named_parameters() if n in keep and p.requires_grad)
 
 
 def keep_frozen_norms_in_eval(model: nn.Module) -> None:

@@ -143,3 +143,22 @@ def test_residual_ratios_per_block_through_the_tool(inputs, tmp_path):
     assert set(ratios) == {'ours', 'untrained'}
     for r in ratios.values():
         assert len(r['attn']) == len(r['ffn']) == 6 and all(v > 0 for v in r['attn'] + r['ffn'])
+
+
+def test_an_epoch_checkpoint_builds_as_its_runs_backbone_records(tmp_path):
+    """CaiT Figure 4 shades its curves by epoch: a run's epoch_N.pth (mmengine's, the classifier's keys) names no
+    model; beside the run's backbone.pth it builds as that records, a depth override included."""
+    from downstream.analysis.models import load_model
+    run = tmp_path / 'run'
+    run.mkdir()
+    final = randomize(create_model(ARCH, num_classes=0, depth=3), seed=2)
+    save_checkpoint(str(run / 'backbone.pth'), final, arch=ARCH, overrides=dict(depth=3))
+    earlier = randomize(create_model(ARCH, num_classes=0, depth=3), seed=3)
+    torch.save({'meta': {'epoch': 1}, 'state_dict': {f'backbone.{k}': v for k, v in earlier.state_dict().items()}},
+               run / 'epoch_1.pth')
+    loaded = load_model('e1', str(run / 'epoch_1.pth'))
+    assert (loaded.arch, len(loaded.model.blocks)) == (ARCH, 3)
+    assert all(torch.equal(v, earlier.state_dict()[k]) for k, v in loaded.model.state_dict().items())
+    (run / 'backbone.pth').unlink()  # no export beside it: the variant must be named, in one line
+    with pytest.raises(ValueError, match=r'does not record its backbone variant; name it as e1=.*@ARCH'):
+        load_model('e1', str(run / 'epoch_1.pth'))

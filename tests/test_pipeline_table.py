@@ -11,7 +11,7 @@ import pytest
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from _tool_helpers import REPO
 from harness.pipeline.command import command_of
-from harness.pipeline.paper_table import find_table, load_table, table_pipeline
+from harness.pipeline.paper_table import describe, find_table, load_table, table_pipeline
 from harness.pipeline.spec import PipelineError
 from vitbench.results.paper_map import MapTable, _table, load_map, row_runs
 from vitbench.results.result_file import LeaderboardError
@@ -167,7 +167,7 @@ def test_a_table_printed_again_runs_its_homes_rows():
     ('deit3_ade2k', 'close: deit3_ade20k'),
     ('thesis:2.1', '--table thesis:2.1 (Separability of fine classes after coarse-label training (CIFAR-100, '
      'ResNet-18)): no row of it runs here (none): '),  # then the map's why, checked below
-    ('cait:Figure 4', 'no row of it runs here'),  # a plotted figure: its curves come from tools/analyze.py
+    ('thesis:Figure 3.2', 'no row of it runs here'),  # a plotted figure whose schedules have no config
 ])
 def test_unknown_and_not_runnable_tables_are_refused_in_one_line(table, expected, tmp_path):
     result = subprocess.run([sys.executable, 'tools/pipeline.py', '--table', table, '--dry-run',
@@ -229,3 +229,66 @@ def test_two_configs_that_are_the_same_run_are_one_stage():
     after_dmae = [s for s in pipeline.stages if s.deps == ['dmae_vit_tiny12h_in1k_400e']]
     assert sorted(s.config for s in after_dmae) == ['configs/finetune/mae_lite_vit_tiny12h_ft_300e.py',
                                                      'configs/maskrcnn_vit_tiny12h_dmae.py']
+
+
+def test_cait_table1_re_trains_each_depth_with_the_scales_of_its_layerscale_row(tmp_path):
+    """CaiT §4.1 in the map: each re-training row needs the LayerScale row of its depth (the same run, not another
+    training), starts with its backbone.pth as --checkpoint, and adds only the keys that freeze those scales;
+    configs/pipelines/cait_layerscale_retrain.py runs the same eight trainings alone."""
+    from harness.pipeline.run import PipelineRunner
+    from harness.pipeline.spec import load_pipeline
+    pipeline = load_table('cait:1', work_dir=str(tmp_path))
+    plan = '\n'.join(PipelineRunner(pipeline).plan())  # what --dry-run prints after the table's description
+    trains = [s for s in pipeline.stages if s.kind == 'train']
+    assert len(trains) == 28 and plan.count('/tools/train.py ') == 28  # every row once, nothing more
+    assert '28 of its 28 rows run' in describe('cait:1')[0]
+    fixed = [s for s in trains if s.spec['cfg_options'].get('model.backbone.residual_scale_from') == 'checkpoint']
+    frozen = {'model.backbone.residual_scale_trainable': False, 'model.backbone.residual_scale_from': 'checkpoint',
+              'experiment.pretrain.recipe': 'supervised:fixed LayerScale'}
+    assert len(fixed) == 4
+    for stage in fixed:
+        layerscale = pipeline.stage(stage.deps[0])
+        assert stage.deps == [layerscale.id] and layerscale.deps == []
+        assert stage.spec['cfg_options'] == dict(layerscale.spec['cfg_options'], **frozen)
+        assert layerscale.spec['cfg_options']['model.backbone.residual_scale'] == 'layerscale'
+        checkpoint = os.path.join(layerscale.work_dir, 'backbone.pth')
+        assert _option(command_of(pipeline, stage), '--checkpoint') == checkpoint
+        assert f"[{pipeline.stages.index(stage) + 1}/29] {stage.name} (train; to run) after: {layerscale.name}\n" \
+               f'    torchrun' in plan and f'--checkpoint {checkpoint} ' in plan
+    alone = load_pipeline('configs/pipelines/cait_layerscale_retrain.py', work_dir=str(tmp_path / 'alone'))
+    runs = {json.dumps(s.spec['cfg_options'], sort_keys=True) for s in alone.stages if s.kind == 'train'}
+    assert runs == {json.dumps(s.spec['cfg_options'], sort_keys=True)
+                    for s in fixed + [pipeline.stage(f.deps[0]) for f in fixed]}
+    assert all(bool(s.deps) == ('checkpoint' in s.spec) for s in alone.stages if s.kind == 'train')
+
+
+def test_cait_transfer_rows_run_the_deit_protocol_with_the_cait_backbone_its_drop_path_and_crop(tmp_path):
+    """Thesis Table 3.19: each transfer stage starts from its row's 224 training (distilled or not, evaluated at
+    crop 0.875), and tools/train.py resolves it to the CaiT model with its own training's drop path, the
+    evaluation crop 0.875 and the DeiT transfer protocol's settings, recording the options the row links."""
+    import importlib.util
+    from harness.experiment.cli import load_config
+    from harness.experiment.linked_protocol import config_protocol
+    from harness.experiment.protocol import protocol_of
+    from vitbench.results.experiment import link_target
+    from vitbench.results.paper_map import link_targets
+    pipeline = load_table('thesis:3.19', work_dir=str(tmp_path))
+    row = next(r for r in find_table('thesis:3.19').rows if r['model'] == 'CaiT-M-36')
+    stage = pipeline.stage('cars_deit3_s__drop_path_rate_0_3__test_crop_ratio_0_875__on_cait_m36_224')
+    before = pipeline.stage(stage.deps[0])
+    assert before.config == 'configs/pretrain/cait_m36_in1k_400e.py' and before.spec['cfg_options'] == {
+        'model.distillation': None, 'experiment.pretrain.recipe': 'supervised', 'test_crop_ratio': 0.875}
+    argv = command_of(pipeline, stage)
+    assert _option(argv, '--checkpoint') == os.path.join(before.work_dir, 'backbone.pth')
+    argv = argv[argv.index(os.path.join(REPO, 'tools', 'train.py')) + 1:]
+    at = argv.index('--checkpoint')
+    spec = importlib.util.spec_from_file_location('vitbench_train_tool', os.path.join(REPO, 'tools', 'train.py'))
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    cfg = load_config(train.parse_args(argv[:at] + argv[at + 2:] + ['--launcher', 'none']))  # no weights here
+    assert (cfg.model.backbone.type, cfg.model.backbone.arch, cfg.model.backbone.drop_path_rate) == \
+        ('vitbench.CaiT', 'cait_m36_224', 0.3)
+    assert [t['crop_pct'] for t in cfg.val_dataloader.dataset.pipeline if t['type'] == 'ResizeCenterCrop'] == [0.875]
+    recorded = link_target(stage.config, cfg.experiment.options)
+    assert recorded in link_targets(row) and protocol_of(cfg) == config_protocol(recorded)
+    assert protocol_of(cfg)['name'] == 'transfer_deit' and cfg.optim_wrapper.optimizer.lr == 1e-4

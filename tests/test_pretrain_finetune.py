@@ -124,3 +124,12 @@ def test_timm_teacher_loads_frozen_in_eval(tmp_path):
     teacher = build_teacher(dict(source='timm', name='resnet10t', checkpoint=str(path)), num_classes=10)
     assert not teacher.training and not any(p.requires_grad for p in teacher.parameters())
     assert teacher(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_training_everything_leaves_what_the_backbone_froze_frozen():
+    # CaiT §4.1: LayerScale frozen by the backbone (residual_scale_trainable=False) stays frozen under trainable='all'
+    model = ImageClassifier(dict(arch='vit_demo_patch8_64', depth=2, init_values=0.1, residual_scale_trainable=False),
+                            num_classes=10)
+    frozen = sorted(n for n, p in model.backbone.named_parameters() if not p.requires_grad)
+    assert frozen == [f'blocks.{i}.ls{j}.gamma' for i in range(2) for j in (1, 2)]
+    assert sorted(model.trainable_names) == sorted(n for n, _ in model.backbone.named_parameters() if n not in frozen)

@@ -171,3 +171,58 @@ def test_an_epsilon_written_as_a_string_is_refused():
     # YAML 1.1 reads 1e-06 (no dot) as a string: the map writes 1.0e-6; a string that slipped through is one line
     with pytest.raises(ValueError, match="init_values='1e-06': expected a float, None or 'by_depth'"):
         tiny(init_values='1e-06')
+
+
+def test_a_training_takes_only_the_scales_of_its_checkpoint(tmp_path):
+    """CaiT §4.1 as `tools/pipeline.py --table cait:1` runs it: the re-training gets the LayerScale training's
+    backbone.pth as --checkpoint and model.backbone.residual_scale_from=checkpoint; it trains from scratch (the
+    other weights are not that file's) with those scales frozen, records the option as written (no path) and its
+    own recipe; without --checkpoint it is refused in one line. One demo training (5 steps)."""
+    import importlib.util
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from harness import demo_data
+    from harness.experiment.cli import ConfigError, load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location('vitbench_train_tool', repo / 'tools' / 'train.py')
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    learnt = create_model('vit_demo_patch8_64', img_size=32, global_pool='avg', init_values=0.1)
+    with torch.no_grad():
+        for g in gammas(learnt).values():
+            g.uniform_(0.01, 0.5)
+    scales = str(tmp_path / 'layerscale' / 'backbone.pth')
+    os.makedirs(os.path.dirname(scales))
+    save_checkpoint(scales, learnt, arch='vit_demo_patch8_64', overrides=dict(img_size=32, global_pool='avg'))
+    options = ['model.backbone.init_values=0.1', 'model.backbone.residual_scale_trainable=False',
+               'model.backbone.residual_scale_from=checkpoint', 'experiment.pretrain.recipe=supervised:fixed']
+    with pytest.raises(ConfigError, match=r"residual_scale_from='checkpoint' takes the residual scales of "
+                                          r'--checkpoint, and none was given'):
+        load_config(train.parse_args(['configs/demo/sup_demo.py', '--cfg-options', *options]))
+
+    assert demo_data.generate(demo_data.select(['imagenet']), str(tmp_path / 'data'), scale='tiny',
+                              log=lambda m: None) == []
+    data = [f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader') for key in (
+        f'dataset.data_root={tmp_path / "data" / "imagenet"}', 'num_workers=0', 'persistent_workers=False',
+        'dataset.indices=40')]
+    work_dir = tmp_path / 'fixed'
+    result = subprocess.run(
+        [sys.executable, 'tools/train.py', 'configs/demo/sup_demo.py', '--work-dir', str(work_dir), '--checkpoint',
+         scales, '--cfg-options', *options, *data, 'train_dataloader.batch_size=8', 'val_dataloader.batch_size=20',
+         'train_cfg.max_epochs=1', 'train_cfg.val_interval=1', 'default_hooks.checkpoint.interval=1'],
+        cwd=repo, capture_output=True, text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    record = json.loads((work_dir / 'result.json').read_text())
+    assert record['options']['model.backbone.residual_scale_from'] == 'checkpoint'
+    assert record['pretrain']['recipe'] == 'supervised:fixed'  # its own pre-training, not the checkpoint's
+    exported = torch.load(work_dir / 'backbone.pth', map_location='cpu')
+    assert 'residual_scale_from' not in exported['overrides']  # the weights hold the scales; no path to follow
+    trained = exported['state_dict']
+    for name, g in gammas(learnt).items():
+        assert torch.equal(trained[name], g), name  # the scales: the checkpoint's, and they did not train
+    assert not torch.allclose(trained['blocks.0.mlp.fc1.weight'], learnt.blocks[0].mlp.fc1.weight)

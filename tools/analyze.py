@@ -8,7 +8,8 @@
     python tools/analyze.py disagreement --runs convnet=RUN_DIR deit=RUN_DIR ... --out DIR [--metric top1]
 
 --models LABEL=PATH[@ARCH]: a vitbench backbone.pth names its variant; other formats (official DeiT / MAE /
-MAE-lite files, timm, mmengine checkpoints) need `@ARCH`; `random@ARCH` is the untrained variant.
+MAE-lite files, timm, mmengine checkpoints) need `@ARCH`, but a run's epoch_N.pth builds as the run's backbone.pth
+beside it records; `random@ARCH` is the untrained variant.
 Writes, atomically, into --out:
 
 * `cka.json`, `cka.png` (heatmaps of every pair, each model with itself included, or of every model against

@@ -13,7 +13,8 @@ One ``s`` per residual branch (CaiT Eq. 3: α_l for the attention, α'_l for the
 (its Figure 3 (c), "adapted"), ReZero, Fixup and T-Fixup keep the pre-norm ``η`` and the warm-up that their papers
 remove: without them CaiT reports they do not converge. ε by depth (CaiT §2, :func:`layer_scale_eps`): 0.1 up
 to 18 blocks, 1e-5 at 24, 1e-6 beyond. ``trainable=False`` freezes ``s`` (thesis §3.5.3 "re-trained with fixed
-weights": the values of an earlier LayerScale training, ``residual_scale_from`` of the ViT).
+weights": the values of an earlier LayerScale training, ``residual_scale_from`` of the ViT; its value
+:data:`SCALES_FROM_CHECKPOINT` takes them from the run's ``--checkpoint``, which then loads nothing else).
 """
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -26,6 +27,9 @@ from .mlp import LayerScale
 SCHEMES = ('none', 'layerscale', 'rezero', 'scalar', 'fixup', 't_fixup')
 LAYER_SCALE_INITS = ('const', 'zero', 'uniform')
 BY_DEPTH = 'by_depth'
+# residual_scale_from's value that names the run's --checkpoint (tools/train.py; the map's ``needs``): the scales of
+# that file and nothing else of it, so that the experiment's options name no machine's path
+SCALES_FROM_CHECKPOINT = 'checkpoint'
 
 
 def layer_scale_eps(depth: int) -> float:

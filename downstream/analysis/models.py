@@ -2,8 +2,9 @@
 
 PATH is any checkpoint the loader reads (``backbones/checkpoint/``): a vitbench ``backbone.pth`` names its
 variant and constructor overrides itself; official, timm and mmengine files do not, so their variant is given
-after ``@`` (``deit=deit_tiny_patch16_224-a1311bcf.pth@deit_tiny_patch16_224``). ``random@ARCH`` is the
-variant freshly initialised (seeded): the untrained reference. A run folder stands for its ``backbone.pth``, or
+after ``@`` (``deit=deit_tiny_patch16_224-a1311bcf.pth@deit_tiny_patch16_224``), except a run's epoch checkpoint
+(``RUN/epoch_100.pth``), built as the run's ``backbone.pth`` beside it records (its overrides included).
+``random@ARCH`` is the variant freshly initialised (seeded): the untrained reference. A run folder stands for its ``backbone.pth``, or
 for that of its first seed (``seed<k>/backbone.pth``, lowest k) when the run was seeded.
 """
 import glob
@@ -59,6 +60,19 @@ def resolve_run_folder(label: str, path: str) -> str:
     return seeded[0]
 
 
+def _run_export(path: str) -> Tuple[Optional[str], dict]:
+    """The variant and constructor overrides that the ``backbone.pth`` beside ``path``, a runner checkpoint,
+    records (a run folder's export, next to its ``epoch_N.pth``); (None, {}) where there is none. The epoch files of a run made with
+    ``--cfg-options model.backbone.depth=36`` then build with 36 blocks (CaiT Figure 4 shades its curves by epoch)."""
+    beside = osp.join(osp.dirname(osp.abspath(path)), 'backbone.pth')
+    if osp.abspath(path) == beside or not osp.isfile(beside):
+        return None, {}
+    content = read_checkpoint(beside)
+    if not (isinstance(content, dict) and FORMAT_TAG in content and content.get('arch')):
+        return None, {}
+    return content['arch'], dict(content.get('overrides') or {})
+
+
 def load_model(label: str, path: str, arch: Optional[str] = None, seed: int = 0) -> AnalysisModel:
     """Build the backbone (no classifier head) and load ``path`` strictly; ``random`` keeps the seeded init."""
     overrides = {}
@@ -73,6 +87,8 @@ def load_model(label: str, path: str, arch: Optional[str] = None, seed: int = 0)
         if isinstance(content, dict) and FORMAT_TAG in content:  # vitbench backbone.pth
             arch = arch or content.get('arch')
             overrides = dict(content.get('overrides') or {})
+        elif arch is None and isinstance(content, dict) and {'meta', 'state_dict'} <= set(content):
+            arch, overrides = _run_export(path)  # a run's epoch checkpoint (mmengine's): its backbone.pth says
         if arch is None:
             raise ValueError(f'--models {label}: {path} does not record its backbone variant; name it as '
                              f'{label}={path}@ARCH (tools/list_backbones.py lists the variants)')

@@ -17,6 +17,7 @@ from mmengine.utils import import_modules_from_strings
 from torch.nn.parallel import DistributedDataParallel
 
 from backbones.checkpoint import CheckpointError, read_checkpoint
+from backbones.layers.residual_scale import SCALES_FROM_CHECKPOINT
 from downstream.backbone_swap import apply_head_rule, head_rule_mismatches, swap_backbone
 # register the hooks build_runner adds
 from harness.experiment import param_table, result_hook, run_identity  # noqa: F401
@@ -157,6 +158,10 @@ def load_config(args: argparse.Namespace):
             swap_backbone(cfg, args.backbone, checkpoint, keep_blocks)
         except (KeyError, ValueError, FileNotFoundError) as e:
             raise ConfigError(f'{args.config}: {e.args[0] if e.args else e}') from e
+    if ((cfg.get('model') or {}).get('backbone') or {}).get('residual_scale_from') == SCALES_FROM_CHECKPOINT:
+        raise ConfigError(f"{args.config}: model.backbone.residual_scale_from='{SCALES_FROM_CHECKPOINT}' takes the "
+                          'residual scales of --checkpoint, and none was given: pass --checkpoint PATH (e.g. a '
+                          "LayerScale training's backbone.pth)")
     _check_head_rule(args.config, cfg, args.cfg_options or {})
     apply_head_rule(cfg)  # the (possibly --cfg-options') rule's widths for the run's backbone
     try:
