@@ -134,7 +134,7 @@ def test_tokenizer_files_are_refused_in_one_line(tmp_path, codebook_file):
         KMeansTokenizer(str(tmp_path / 'nope.pth'))
     with pytest.raises(ValueError, match='fitted with vocab_size=16, the config says 8192'):
         KMeansTokenizer(codebook_file, vocab_size=8192)
-    with pytest.raises(FileNotFoundError, match="DALLETokenizer: checkpoint '.*dall_e.pth' does not exist .*state_dict"):
+    with pytest.raises(FileNotFoundError, match="DALLETokenizer: checkpoint '.*dall_e.pth' does not exist .*state"):
         DALLETokenizer(str(tmp_path / 'dall_e.pth'))
     with pytest.raises(ValueError, match='DALLETokenizer: give checkpoint'):
         DALLETokenizer()
@@ -149,7 +149,8 @@ def test_dalle_tokenizer_has_the_official_encoder_layout(tmp_path):
     assert 'blocks.group_1.block_1.id_path.w' not in shapes  # same width: identity
     assert shapes['blocks.group_2.block_1.id_path.w'] == (128, 64, 1, 1)
     assert shapes['blocks.group_4.block_2.res_path.conv_4.w'] == (512, 128, 1, 1)
-    assert shapes['blocks.output.conv.w'] == (512, 512, 1, 1) and len(shapes) == 74  # input, 8 blocks x 4 convs, 3 id paths, output: w, b
+    assert shapes['blocks.output.conv.w'] == (512, 512, 1, 1)
+    assert len(shapes) == 74  # w and b of: the input conv, 8 blocks x 4 convs, 3 id paths, the output conv
     assert encoder.blocks.group_1.block_1.post_gain == 1 / 64  # 1 / n_layers^2, n_layers = 4 groups x 2
     path = str(tmp_path / 'dall_e.pth')
     torch.save(encoder.state_dict(), path)
@@ -216,7 +217,7 @@ def data_root(tmp_path_factory):
 
 def test_demo_fits_its_tokenizer_pretrains_and_feeds_the_finetune(data_root, tmp_path, checkpoint_policy):
     """tools/beit_tokenizer.py then configs/demo/beit_demo.py through tools/train.py (2 epochs of 5 iterations on
-    the tiny demo data), then 2 iterations of configs/demo/beit_finetune_demo.py from its backbone.pth."""
+    the tiny demo data), then 4 iterations of configs/demo/beit_finetune_demo.py from its backbone.pth."""
     env = dict(os.environ, OMP_NUM_THREADS='1')
     tokenizer = str(tmp_path / 'kmeans_16.pth')
     data = [f'train_dataloader.dataset.data_root={data_root}', 'train_dataloader.dataset.indices=40',
@@ -252,8 +253,8 @@ def test_demo_fits_its_tokenizer_pretrains_and_feeds_the_finetune(data_root, tmp
     ft = subprocess.run([sys.executable, 'tools/train.py', 'configs/demo/beit_finetune_demo.py', '--work-dir',
                          str(ft_dir), '--checkpoint', str(work_dir / 'backbone.pth'), '--cfg-options', *data,
                          f'val_dataloader.dataset.data_root={data_root}', 'val_dataloader.dataset.indices=16',
-                         'val_dataloader.num_workers=0', 'model.backbone.depth=2', 'train_cfg.max_epochs=1',
-                         'train_dataloader.dataset.indices=16', 'param_scheduler.1.end=1'],
+                         'val_dataloader.num_workers=0', 'model.backbone.depth=2', 'train_cfg.max_epochs=2',
+                         'train_cfg.val_interval=2', 'train_dataloader.dataset.indices=16', 'param_scheduler.1.end=2'],
                         cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     assert ft.returncode == 0, ft.stdout[-2000:] + ft.stderr[-3000:]
     ft_record = json.loads((ft_dir / 'result.json').read_text())
