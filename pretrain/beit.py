@@ -119,7 +119,8 @@ class BEiT(BaseModel):
     def targets(self, tokenizer_view: torch.Tensor, grid) -> torch.Tensor:
         """(B, N) visual token ids of the tokenizer views, checked against the patch grid."""
         tok = self.tokenizer.to(tokenizer_view.device)
-        ids = tok.tokens(tokenizer_view)
+        with torch.autocast(tokenizer_view.device.type, enabled=False):  # BEiT runs its tokenizer outside AMP
+            ids = tok.tokens(tokenizer_view.float())
         if tuple(ids.shape[1:]) != tuple(grid):
             raise ValueError(f'BEiT: the tokenizer gives a {tuple(ids.shape[1:])} grid of tokens and the ViT a '
                              f'{tuple(grid)} grid of patches: the tokenizer view must be {tok.downsample} x the '
