@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 from PIL import Image
