@@ -94,7 +94,9 @@ class BlockWalkMixin:
       ``attn_indices`` only (the others keep the fused kernel); needs ``block_attention``;
     * ``keep`` (B, K): only these patches go through the blocks, gathered after the position embedding, the
       prefix tokens first (MAE's visible tokens); needs ``supports_keep`` (global attention);
-    * ``stop``: the last block to run (the walk yields hidden states 0 .. stop + 1).
+    * ``stop``: the last block to run (the walk yields hidden states 0 .. stop + 1);
+    * ``masked`` (B, N) bool with ``mask_token`` (1, 1, C): those patches' stem outputs are replaced by the token
+      before the position embedding (BEiT's masked image modelling); needs the capability ``token_mask``.
 
         for h in vit.iter_hidden(imgs, keep=ids_keep, attn_indices=[-1], attn_kind='logits'):
             ...  # h.index, h.normed(), h.attn
@@ -146,7 +148,8 @@ class BlockWalkMixin:
 
     def iter_hidden(self, x: torch.Tensor, *, keep: Optional[torch.Tensor] = None,
                     attn_indices: Iterable[int] = (), attn_kind: str = 'probs',
-                    stop: Optional[int] = None) -> Iterator[Hidden]:
+                    stop: Optional[int] = None, masked: Optional[torch.Tensor] = None,
+                    mask_token: Optional[torch.Tensor] = None) -> Iterator[Hidden]:
         """Hidden states 0 .. ``stop`` + 1 (default: depth) of images ``x`` (B, 3, H, W); see the class docstring."""
         depth = len(self.blocks)
         attn_indices = normalize_indices(list(attn_indices), depth) if attn_indices else []
@@ -156,7 +159,10 @@ class BlockWalkMixin:
             raise ValueError(f'{type(self).__name__}: its blocks cannot run on a subset of the patches (keep): '
                              'that needs global attention without windows or relative positions')
         last = depth - 1 if stop is None else normalize_indices(stop, depth)[0]
-        state, grid = self._trunk_input(x, keep)
+        if masked is not None:  # BEiT: the masked patches' tokens replaced after the stem (capability 'token_mask')
+            state, grid = self._trunk_input(x, keep, masked=masked, mask_token=mask_token)
+        else:
+            state, grid = self._trunk_input(x, keep)
         grid = tuple(grid)
 
         def hidden(index, attn=None):

@@ -46,6 +46,8 @@ CAPABILITIES: Dict[str, str] = {
     'pos_embed_table': 'a learned position-embedding table over the patch grid: pos_embed of pos_embed_prefix + '
                        'grid rows',
     'attention': 'blocks that return their attention maps: block_attention, blk(x, grid=grid, return_attn=kind)',
+    'token_mask': "patch tokens replaced by a mask token after the stem: _trunk_input(x, masked=..., mask_token=...)"
+                  " (BEiT's masked image modelling)",
 }
 
 
@@ -61,6 +63,7 @@ def capabilities_of(model: nn.Module) -> FrozenSet[str]:
         'pos_embed_table': isinstance(pos_embed, nn.Parameter) and isinstance(prefix, int) and grid is not None
         and tuple(pos_embed.shape) == (1, prefix + prod(grid), dim),
         'attention': bool(model.block_attention),
+        'token_mask': 'masked' in inspect.signature(model._trunk_input).parameters,
     }
     return frozenset(name for name, present in has.items() if present)
 

@@ -316,8 +316,14 @@ class VisionTransformer(ViTFamilyMixin, BaseModule):
             return torch.cat(prefix + [x + pos_embed], dim=1)
         return torch.cat(prefix + [x], dim=1) + pos_embed
 
-    def _trunk_input(self, x: torch.Tensor, keep: Optional[torch.Tensor] = None):
+    def _trunk_input(self, x: torch.Tensor, keep: Optional[torch.Tensor] = None,
+                     masked: Optional[torch.Tensor] = None, mask_token: Optional[torch.Tensor] = None):
         x, grid = self.patch_embed(x)
+        if masked is not None:  # BEiT: masked after the stem ("Three things" §5), before the positions
+            if masked.shape != x.shape[:2]:
+                raise ValueError(f'masked is {tuple(masked.shape)}, expected (batch, patches) = {tuple(x.shape[:2])}')
+            w = masked.unsqueeze(-1).to(x.dtype)
+            x = x * (1 - w) + mask_token.to(x.dtype) * w
         return self._pos_embed(x, grid, keep), grid
 
     def forward_features(self, x: torch.Tensor, prefix_only: bool = False) -> torch.Tensor:

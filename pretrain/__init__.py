@@ -1,11 +1,14 @@
-"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, MoCo-v3, DINO, fine-tuning (full,
-attention-only, linear probe, resolution), as registered mmengine components run by tools/train.py.
+"""ImageNet recipes: supervised DeiT III / DeiT (+ distillation), MAE, distilled MAE, MoCo-v3, DINO, BEiT, fine-tuning
+(full, attention-only, linear probe, resolution), as registered mmengine components run by tools/train.py.
 
 Importing the package registers everything in the ``vitbench`` scope, and the records of its two tasks
 (``record.py``: pre-training and fine-tuning).
 """
 from . import optim  # noqa: F401  (registers timm's Lamb)
 from . import record  # noqa: F401  (registers the pre-training and fine-tuning records)
+from .beit import BEiT
+from .beit_data import BEiTMaskedViews
+from .beit_tokenizer import DALLETokenizer, KMeansTokenizer
 from .classifier import ClsLoss, ImageClassifier
 from .data import ImageNet
 from .dino import DINO, DINODistributedDataParallel, DINOHead, DINOScheduleHook
@@ -37,4 +40,5 @@ __all__ = ['ImageClassifier', 'ClsLoss', 'Grafit', 'MAE', 'MAEDecoder', 'Distill
            'SimpleRandomCrop', 'ThreeAugment', 'ColorJitter', 'RandAugment', 'RandomHorizontalFlip',
            'ResizeCenterCrop', 'PackInputs', 'MoCoV3', 'MoCoMomentumHook', 'MultiView', 'RandomColorJitter',
            'RandomGrayscale', 'GaussianBlur', 'Solarize',
-           'DINO', 'DINOHead', 'DINOScheduleHook', 'DINODistributedDataParallel']
+           'DINO', 'DINOHead', 'DINOScheduleHook', 'DINODistributedDataParallel', 'BEiT', 'BEiTMaskedViews',
+           'DALLETokenizer', 'KMeansTokenizer']

@@ -52,13 +52,17 @@ IMAGENET = 'imagenet'  # the pre-training data a recipe is on unless it says oth
 def pretraining_of(experiment: dict) -> dict:
     """What besides recipe and epochs makes a pre-training run another experiment: ``data``, the data it trains
     on when not ImageNet-1k (``experiment.pretrain.data``, e.g. a subset 'imagenet_1percent'; else
-    ``experiment.dataset``, e.g. 'imagenet21k'), and ``model``, the backbone overrides that change the model rather
+    ``experiment.dataset``, e.g. 'imagenet21k'), ``tokenizer``, the visual tokenizer of a BEiT pre-training
+    (``experiment.pretrain.tokenizer``), and ``model``, the backbone overrides that change the model rather
     than its training (not ``backbones.factory.TRAINING_OVERRIDES``). Both are left out when there is nothing to
     say, so that the records of plain ImageNet-1k pre-trainings read as before."""
     extra = {}
     data = (experiment.get('pretrain') or {}).get('data') or experiment.get('dataset') or IMAGENET
     if data != IMAGENET:
         extra['data'] = data
+    tokenizer = (experiment.get('pretrain') or {}).get('tokenizer')
+    if tokenizer:  # a masked-token pre-training's targets (BEiT): another tokenizer is another experiment
+        extra['tokenizer'] = tokenizer
     model = {k: v for k, v in sorted((experiment.get('backbone_overrides') or {}).items())
              if k not in TRAINING_OVERRIDES}
     if model:

@@ -128,6 +128,9 @@ def _build(config: str, cfg_options: str, backbone: str):
     if model.get('teacher'):  # a distilling pre-training (MAE-lite's): its teacher is a checkpoint trained first
         assert model.teacher.get('checkpoint'), f'{config}: a teacher without its checkpoint'
         model = model.backbone  # the student builds
+    if model.get('tokenizer'):  # BEiT's visual tokenizer is a file made first (tools/beit_tokenizer.py, or DALL-E's)
+        assert model.tokenizer.get('checkpoint'), f'{config}: a tokenizer without its file'
+        model = model.backbone  # tests/test_pretrain_beit.py builds the whole model with a fitted tokenizer
     key = json.dumps([scope, model.to_dict() if hasattr(model, 'to_dict') else model], sort_keys=True, default=str)
     if key not in _BUILT:  # rows that change only the data, the schedule or the teacher build one model
         with DefaultScope.overwrite_default_scope(scope), torch.device('meta'):

@@ -185,13 +185,26 @@ def save_checkpoint(path: str, model: nn.Module, arch: Optional[str] = None,
     _check_plain(overrides, 'overrides')
     _check_plain(info, 'meta')
     obj = {FORMAT_TAG: FORMAT_VERSION, 'arch': arch, 'overrides': overrides, 'meta': info,
-           'state_dict': {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}}
+           'state_dict': _unshared(model.state_dict())}
     path = os.fspath(path)
     with atomic_open(path) as f:
         torch.save(obj, f)
     if safetensors:
         save_safetensors(safetensors_path(path), obj)
     return path
+
+
+def _unshared(state: dict) -> dict:
+    """The state dict on the CPU, one tensor per key: a parameter tied across layers (BEiT pre-training's shared
+    relative position bias) is written once per layer, as the untied model that loads it has it (safetensors
+    refuses tensors that share memory)."""
+    seen, out = set(), {}
+    for k, v in state.items():
+        v = v.detach().cpu().contiguous()
+        key = (v.untyped_storage().data_ptr(), v.storage_offset()) if v.numel() else None
+        out[k] = v.clone() if key in seen else v
+        seen.add(key)
+    return out
 
 
 def safetensors_header(path: str) -> dict:

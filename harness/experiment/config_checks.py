@@ -38,7 +38,7 @@ _READ_BY_VITBENCH = ('experiment', 'tta_model', 'tta_pipeline', 'ema',  # ema: h
 # those of its ``pretrain`` (the leaderboard also reads ``finetune``). Anything else is a typo nothing reads.
 EXPERIMENT_KEYS = ('task', 'dataset', 'backbone', 'backbone_overrides', 'pretrain', 'eval', 'checkpoint', 'protocol',
                    'options')  # options: the --cfg-options that changed the experiment (cli.py)
-PRETRAIN_KEYS = ('recipe', 'epochs', 'checkpoint', 'finetune', 'data')  # data: pretrain.export.pretraining_of
+PRETRAIN_KEYS = ('recipe', 'epochs', 'checkpoint', 'finetune', 'data', 'tokenizer')  # data, tokenizer: pretraining_of
 _LOOPS = (('train_cfg', None), ('val_cfg', 'ValLoop'), ('test_cfg', 'TestLoop'))
 _LOOP_DEFAULT_ARGS = ('self', 'runner', 'dataloader', 'evaluator')  # what the Runner passes itself
 

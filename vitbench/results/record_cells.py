@@ -8,15 +8,18 @@ from .schema import DIVERGED, task_of
 
 
 def recipe_label(pretrain: dict, variant_img_size=None) -> str:
-    """'mae'; on other data than ImageNet-1k or with a changed model: 'mae (imagenet_1percent)', 'supervised
-    (init_values=None)'; a backbone fine-tuned after pre-training: 'mae + ft-full 50ep' (mode of the fine-tuning),
+    """'mae'; on other data than ImageNet-1k, with another tokenizer or a changed model: 'mae (imagenet_1percent)',
+    'beit (tokenizer=kmeans-8192, init_values=0.1, rel_pos_bias=True)', 'supervised (init_values=None)'; a backbone
+    fine-tuned after pre-training: 'mae + ft-full 50ep' (mode of the fine-tuning),
     '... ↑384' when it was fine-tuned at another resolution than ``variant_img_size`` (the run's variant's own:
     thesis Table 6.12's "ViT-B† @384" is the ↑384 fine-tune's backbone); only the first k pre-trained blocks kept:
     'mae, first 3 blocks'."""
     label = pretrain['recipe']
     data = pretrain.get('data')
     model = pretrain.get('model') or {}
-    what = ([str(data)] if data and data != 'imagenet' else []) + [f'{k}={v}' for k, v in sorted(model.items())]
+    tokenizer = [f"tokenizer={pretrain['tokenizer']}"] if pretrain.get('tokenizer') else []
+    what = ([str(data)] if data and data != 'imagenet' else []) + tokenizer + \
+        [f'{k}={v}' for k, v in sorted(model.items())]
     if what:
         label += f" ({', '.join(what)})"
     if pretrain.get('keep_blocks') is not None:

@@ -125,6 +125,8 @@ def read_result(path: str) -> dict:
     _optional(path, 'pretrain.data', pretrain.get('data'), lambda v: isinstance(v, str),
               'a dataset name (e.g. "imagenet21k") or null')
     _optional(path, 'pretrain.model', pretrain.get('model'), _object, 'an object of backbone overrides or null')
+    _optional(path, 'pretrain.tokenizer', pretrain.get('tokenizer'), lambda v: isinstance(v, str),
+              'the visual tokenizer of a masked-token pre-training (e.g. "kmeans-8192", "dall-e-8192") or null')
     if record.get('status') not in (None, DIVERGED):
         raise LeaderboardError(f"{path}: key 'status' is {record['status']!r}, expected null or {DIVERGED!r} (a "
                                'training stopped because its loss stopped being finite)')
