@@ -343,6 +343,9 @@ def _unlinked_why(table: MapTable) -> str:
             why = 'its numbers are an analysis of runs (tools/analyze.py), not a leaderboard column'
         elif row.get('quoted') and not link_targets(row):
             why = "quoted from another paper, without the variant / recipe / epochs its rerun records"
+        elif table.id and any(other is not row and link_targets(other) and row_runs(other) == row_runs(row)
+                              for other in table.rows):
+            why = 'the same run as a row the board links (the table prints that setting twice)'
         else:
             missing = [k for k, v in link_fields(row).items() if v is None]
             why = f"no {' / '.join(missing)} that a measured run records" if missing else 'not on the leaderboard'
