@@ -191,4 +191,5 @@ def test_a_setting_printed_twice_links_once_and_says_so():
     assert link_targets(rows[0]) and not link_targets(rows[1])
     cov = next(c for c in current() if (c.document, c.table) == ('thesis', '6.6'))
     assert (cov.state, cov.runnable, cov.linked) == ('whole', 22, 21)
-    assert cov.why == '1 runnable row not linked: the same run as a row the board links (the table prints that setting twice).'
+    assert cov.why == ('1 runnable row not linked: the same run as a row the board links (the table prints that '
+                       'setting twice).')
