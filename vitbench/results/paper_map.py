@@ -342,10 +342,10 @@ def _unlinked_why(table: MapTable) -> str:
     for row in table.rows:
         if not row_runs(row) or (table.id and link_targets(row)):
             continue
-        if table.number.startswith('Figure') and not table.id:
-            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
-        elif not any('/' in k for k in row):
+        if not any('/' in k for k in row):
             why = "no number recorded (a figure's plotted row)"
+        elif table.number.startswith('Figure') and not table.id:
+            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
         elif not board_numbers(row):
             why = 'its numbers are an analysis of runs (tools/analyze.py), not a leaderboard column'
         elif row.get('quoted') and not link_targets(row):
