@@ -105,7 +105,8 @@ def test_the_384_rows_fine_tune_their_own_ablated_pre_training():
                 and s.get('cfg_options') == {'model.data_preprocessor.mixup_alpha': 0.0}]
     assert len(no_mixup) == 1
     pre = stages[no_mixup[0]['depends_on'][0]]
-    assert pre['config'] == PRE and pre['cfg_options'] == {'model.data_preprocessor.mixup_alpha': 0.0}
+    assert pre['config'] == PRE and pre['cfg_options'] == {'model.data_preprocessor.mixup_alpha': 0.0,
+                                                           'experiment.pretrain.recipe': 'supervised:no-Mixup'}
     assert no_mixup[0]['checkpoint'] == f"{{{pre['name']}}}/backbone.pth"
     # the SGD pre-training's options but its label (experiment.pretrain.recipe: what its ↑384 row links by)
     sgd = {k: v for k, v in ROWS['SGD pre-training'].cfg_options.items() if not k.startswith('experiment.')}
