@@ -394,29 +394,3 @@ def test_a_paper_tables_protocol_is_a_name_or_one_per_column_kind(tmp_path):
     row = table.rows[0]
     assert [cell_protocol(row, c) for c in (Column('transfer', 'cars'), Column('box', 'coco'), TOP1)] == ['tr', 'det', '']
 
-
-def test_two_ablation_runs_of_one_config_are_two_rows_each_linked_to_its_own(tmp_path):
-    """Thesis Table 3.8: DeiT-B's recipe and its no-Mixup ablation, run as their rows say (one config; the ablation
-    with its cfg_options, among them its label experiment.pretrain.recipe, which the run records as its
-    pre-training recipe), are two rows of the board, each showing its own paper number. Without the label the two
-    runs would share one row (backbone, recipe, epochs) as two cells told apart by their options."""
-    home = next(t for t in load_map() if t.key == 'thesis:3.8')
-    by_note = {r['note']: r for r in home.rows if r.get('img_size') is None}
-    recipe, ablation = by_note['none (the DeiT recipe)'], by_note['no Mixup']
-    run = row_runs(ablation)[0]
-    label = run.cfg_options['experiment.pretrain.recipe']
-    assert label == ablation['recipe'] == 'supervised:no-Mixup'
-    common = dict(backbone='deit_base_patch16_224', epochs=300)
-    write(tmp_path / 'labelled', 'recipe', record(run.config, dict(top1=81.6), recipe='supervised', **common))
-    write(tmp_path / 'labelled', 'no_mixup', dict(record(run.config, dict(top1=78.4), recipe=label, **common),
-                                                   options=run.cfg_options))
-    measured = build_table([str(tmp_path / 'labelled')])
-    assert sorted(r.recipe for r in measured.rows) == ['supervised', 'supervised:no-Mixup']
-    links = {(link.row.recipe, link.reported) for link in link_reported(measured, load_paper_tables())}
-    assert links >= {('supervised', recipe['cls/imagenet']), (label, ablation['cls/imagenet'])}
-    unlabelled = {k: v for k, v in run.cfg_options.items() if k != 'experiment.pretrain.recipe'}
-    write(tmp_path / 'unlabelled', 'recipe', record(run.config, dict(top1=81.6), recipe='supervised', **common))
-    write(tmp_path / 'unlabelled', 'no_mixup', dict(record(run.config, dict(top1=78.4), recipe='supervised', **common),
-                                                     options=unlabelled))
-    collapsed = build_table([str(tmp_path / 'unlabelled')])
-    assert len(collapsed.rows) == 1 and len(collapsed.rows[0].stats) == 2

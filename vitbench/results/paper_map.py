@@ -181,7 +181,7 @@ def _table(document: str, spec, where: str) -> MapTable:
             raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r} (needs: "
                                    f"{row.get('needs')!r}, teacher: {row.get('teacher')!r}), expected a config "
                                    "path, {config: path, cfg_options: {...}, backbone: variant} or a list of them "
-                                   "(needs, teacher: a config path or {config: path, cfg_options: {...}})")
+                                   "(needs: a config path or {config: path, cfg_options: {...}}; teacher: the same)")
         bad = [c for r in runs for c in (r.config, *(x for x in (r.needs, r.teacher) if x))
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
