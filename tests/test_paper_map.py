@@ -193,3 +193,17 @@ def test_a_setting_printed_twice_links_once_and_says_so():
     assert (cov.state, cov.runnable, cov.linked) == ('whole', 22, 21)
     assert cov.why == ('1 runnable row not linked: the same run as a row the board links (the table prints that '
                        'setting twice).')
+
+
+def test_a_rows_teacher_is_a_config_whose_export_teaches(tmp_path):
+    """``teacher`` names the config whose exported model is the distillation teacher (the form of ``needs``): a
+    weights file there is refused in one line naming the row."""
+    good = '{model: S, cls/imagenet: 80.0, run: configs/transfer/x.py, teacher: {config: configs/transfer/t.py}}'
+    tables = load_map(_write(tmp_path, cait=f'  - {{number: "1", title: T, rows: [{good}]}}\n'))
+    runs = row_runs(next(t for t in tables if t.key == 'cait:1').rows[0])
+    assert [(r.config, r.teacher, r.teacher_options) for r in runs] == [('configs/transfer/x.py',
+                                                                         'configs/transfer/t.py', {})]
+    (tmp_path / 'papers').rename(tmp_path / 'good')
+    bad = '{model: S, cls/imagenet: 80.0, run: configs/transfer/x.py, teacher: checkpoints/t.pth}'
+    with pytest.raises(LeaderboardError, match=r"\(S\): \['checkpoints/t.pth'\] is not a path 'configs/"):
+        load_map(_write(tmp_path, cait=f'  - {{number: "1", title: T, rows: [{bad}]}}\n'))
