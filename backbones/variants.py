@@ -73,6 +73,10 @@ VARIANTS = {
     'deit3_base_patch16_36': _vit(THREE, **dict(_DEIT3, depth=36), **_BASE),
     'deit3_small_patch16_18x2': _vit(THREE, **dict(_DEIT3, depth=18), **_SMALL, num_parallel=2),
     'deit3_base_patch16_18x2': _vit(THREE, **dict(_DEIT3, depth=18), **_BASE, num_parallel=2),
+    # the 1B-parameter ViT-H of thesis Table 6.6 (§6.3.2.3, "ViT-H 52 layers and ViT-H 26 layers parallel"): the
+    # official models_v2.py deit_huge_patch14_52_LS / deit_huge_patch14_26x2_LS, ViT-H's width, heads and patch 14
+    'deit3_huge_patch14_52': _vit(THREE, **dict(_DEIT3, depth=52, patch_size=14), **_HUGE),
+    'deit3_huge_patch14_26x2': _vit(THREE, **dict(_DEIT3, depth=26, patch_size=14), **_HUGE, num_parallel=2),
 
     # three things Table 7: the ViT-B12 of Table 1's 300-epoch baseline (no LayerScale) with each patch stem, and the
     # ViT-B13 that spends the conv stem's extra FLOPs on a 13th block
@@ -104,6 +108,11 @@ VARIANTS = {
     'cait_m24_224': _cait(768, 24, 16, 1e-5),
     'cait_m36_224': _cait(768, 36, 16, 1e-6),
     'cait_m48_224': _cait(768, 48, 16, 1e-6),
+    # thesis Table 6.13's CaiT-B12, trained with the DeiT III recipe: in the CaiT paper's naming, 12 SA blocks (+ 2
+    # CA) at ViT-B's width 768, 16 heads (d = 48 x heads, CaiT §4.1), LayerScale 0.1 (CaiT §2: up to depth 18). The
+    # table's 100.0M parameters are its count without the 1000-class classifier (100.77M with it); 18.2 GFLOPs
+    # (12 heads would give 18.1)
+    'cait_b12_224': _cait(768, 12, 16, 0.1),
 
     # ResMLP-S12 / S24 / S36 (thesis Table 4.3: 15.4M / 30.0M / -) and B24/8, the official resmlpB_24 (129.1M)
     'resmlp_12': _resmlp(384, 12, 0.1),

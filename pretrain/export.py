@@ -162,9 +162,10 @@ class BackboneExportHook(Hook):
             return dict(pretrain=pretrain, device_hours=hours)
         origin.pop('checkpoint', None)
         model = self._model(runner)
+        patch_embed = getattr(model.backbone, 'patch_embed', None)  # a timm convnet has none: no fixed size
         origin['finetune'] = dict(mode=getattr(model, 'trainable', 'all').replace('all', 'full'),
                                   epochs=trained_epochs(runner), dataset=experiment.get('dataset'),
-                                  img_size=list(model.backbone.patch_embed.img_size))
+                                  img_size=list(patch_embed.img_size) if patch_embed is not None else None)
         return dict(pretrain=origin, device_hours=hours)
 
     def after_train(self, runner) -> None:

@@ -23,6 +23,9 @@ TIMM_EQUIVALENT = {
                               dict(embed_dim=768, num_heads=12, no_embed_class=True, init_values=1e-4)),
     'deit3_small_patch16_18x2': ('vit_small_patch16_18x2_224', dict(no_embed_class=True, init_values=1e-4)),
     'deit3_base_patch16_18x2': ('vit_base_patch16_18x2_224', dict(no_embed_class=True, init_values=1e-4)),
+    'deit3_huge_patch14_52': ('deit3_huge_patch14_224', dict(depth=52)),
+    'deit3_huge_patch14_26x2': ('vit_base_patch16_18x2_224', dict(embed_dim=1280, num_heads=16, patch_size=14, depth=26,
+                                                                  no_embed_class=True, init_values=1e-4)),
     'cait_xs24_224': ('cait_xs24_384', {}),
     'cait_s36_224': ('cait_s36_384', {}),
     'cait_xs36_224': ('cait_xs24_384', dict(depth=36, init_values=1e-6)),
@@ -30,6 +33,7 @@ TIMM_EQUIVALENT = {
     'cait_m24_224': ('cait_m36_384', dict(depth=24, init_values=1e-5)),
     'cait_m36_224': ('cait_m36_384', {}),
     'cait_m48_224': ('cait_m48_448', {}),
+    'cait_b12_224': ('cait_m36_384', dict(depth=12, init_values=0.1)),
     'vit_tiny12h_patch16_224': ('vit_tiny_patch16_224', dict(num_heads=12)),
     'vit_demo_patch8_64': ('vit_tiny_patch16_224', dict(patch_size=8)),
 }

@@ -1,5 +1,6 @@
 """Named variants: equal to timm's same architecture, parameter counts and FLOPs of the papers' tables."""
 import pytest
+import timm
 import torch
 
 from _backbone_helpers import materialize, small_size, timm_model
@@ -79,6 +80,31 @@ def test_param_count_matches_paper(name, overrides, paper, where):
     assert abs(_params(name, **overrides) - paper) <= 0.05, where
 
 
+@pytest.mark.parametrize('name', ['deit3_huge_patch14_52', 'deit3_huge_patch14_26x2'])
+def test_one_billion_parameter_vit_h_counts_as_timms_and_the_thesis(name):
+    """Thesis Table 6.6's ViT-H-52 and ViT-H-26x2 (§6.3.2.3: "1B parameters"), built on the meta device: as many
+    tensors of the same shapes as timm's DeiT III ViT-H made 52 blocks deep, or its parallel ViT at ViT-H's sizes
+    (26 layers of 2 branches, each with its own norms and LayerScale); 52 blocks of 12·1280² weights ≈ 1.03e9."""
+    from _backbone_helpers import TIMM_EQUIVALENT
+    timm_name, extra = TIMM_EQUIVALENT[name]
+    with torch.device('meta'):
+        ours, ref = create_model(name), timm.create_model(timm_name, pretrained=False, **extra)
+    assert {k: v.shape for k, v in ours.state_dict().items()} == {k: v.shape for k, v in ref.state_dict().items()}
+    assert round(count_params(ours) / 1e9, 1) == 1.0 and count_params(ours) == count_params(ref)
+
+
+def test_cait_b12_is_table_6_13s_count_without_its_classifier_and_its_flops():
+    """Thesis Table 6.13's CaiT-B12: 100.0M parameters, which is the model without its 1000-class classifier
+    (0.77M; with it, 100.77M), and 18.2 GFLOPs, which 16 heads of 48 channels give (CaiT's d = 48 x heads; 12
+    heads would give 18.1)."""
+    with torch.device('meta'):
+        model = create_model('cait_b12_224')
+    trunk = sum(p.numel() for n, p in model.named_parameters() if not n.startswith('head.'))
+    assert abs(trunk / 1e6 - 100.0) <= 0.05 and abs(count_params(model) / 1e6 - 100.77) <= 0.01
+    assert len(model.blocks) == 12 and len(model.blocks_token_only) == 2 and model.blocks[0].attn.num_heads == 16
+    assert round(count_flops(materialize(create_model, 'cait_b12_224')) / 1e9, 1) == 18.2
+
+
 @pytest.mark.parametrize('name,paper', [('deit_tiny_distilled_patch16_224', 6),
                                         ('deit_small_distilled_patch16_224', 22),
                                         ('deit_base_distilled_patch16_224', 87)])
@@ -122,3 +148,19 @@ def test_demo_variant_is_small_and_fast():
     model = create_model('vit_demo_patch8_64', num_classes=10)
     assert count_params(model) < 3.5e6
     assert model(torch.randn(2, 3, 64, 64)).shape == (2, 10)
+
+
+def test_cait_b12_swaps_into_the_deit3_vit_b_recipe_as_table_6_13s_row_runs_it():
+    """The map's CaiT-B12 row runs configs/pretrain/deit3_base_in1k_400e.py with --backbone cait_b12_224: the run
+    builds a CaiT (meta device) with the recipe's drop path 0.1 and records the variant the row links by."""
+    import argparse
+    from mmengine.registry import MODELS, DefaultScope
+    from harness.experiment.cli import load_config
+    import pretrain  # noqa: F401  (registers the recipe's classifier)
+    args = argparse.Namespace(config='configs/pretrain/deit3_base_in1k_400e.py', work_dir=None, cfg_options={},
+                              backbone='cait_b12_224', backbone_checkpoint=None, launcher='none', local_rank=0)
+    cfg = load_config(args)
+    with DefaultScope.overwrite_default_scope('vitbench'), torch.device('meta'):
+        model = MODELS.build(cfg.model)
+    assert type(model.backbone).__name__ == 'CaiT' and len(model.backbone.blocks_token_only) == 2
+    assert model.backbone.blocks[-1].drop_path1.drop_prob == 0.1 and cfg.experiment.backbone == 'cait_b12_224'

@@ -19,8 +19,10 @@ def _tool(name):
 def test_list_backbones(capsys):
     rows = _tool('list_backbones').main(['deit3_*', '--no-flops'])
     out = capsys.readouterr().out
-    assert [r['name'] for r in rows] == sorted(r['name'] for r in rows) and len(rows) == 10  # T S M B L H; S and B as 36 blocks and 18x2
+    # T S M B L H; S and B as 36 blocks and 18x2; the 1B-parameter H as 52 blocks and 26x2
+    assert [r['name'] for r in rows] == sorted(r['name'] for r in rows) and len(rows) == 12
     assert 'deit3_base_patch16_18x2' in out and '18x2' in out and '256.73' in out
+    assert {r['depth'] for r in rows if r['name'].startswith('deit3_huge_patch14_')} == {'32', '52', '26x2'}
     (demo,) = _tool('list_backbones').main(['vit_demo*'])
     assert demo['gflops'] > 0 and demo['resolution'] == 64
     with pytest.raises(SystemExit,

@@ -247,7 +247,7 @@ def cfg_end(cfg):
     return cfg.param_scheduler[-1]['end']
 
 
-@pytest.mark.parametrize('number', ['6.2', '6.3', '6.4', '6.5', '6.6', '6.13', '6.15'])
+@pytest.mark.parametrize('number', ['3.2', '3.3', '3.8', '6.2', '6.3', '6.4', '6.5', '6.6', '6.13', '6.15'])
 def test_each_run_of_a_table_is_a_row_of_its_own_on_the_leaderboard(number):
     """Two runs of one table that the leaderboard would put in one row (backbone, recipe label, epochs) would be a
     conflict there: an ablation that changes neither the model nor the epochs names itself in

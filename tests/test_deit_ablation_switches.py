@@ -105,7 +105,8 @@ def test_the_384_rows_fine_tune_their_own_ablated_pre_training():
                 and s.get('cfg_options') == {'model.data_preprocessor.mixup_alpha': 0.0}]
     assert len(no_mixup) == 1
     pre = stages[no_mixup[0]['depends_on'][0]]
-    assert pre['config'] == PRE and pre['cfg_options'] == {'model.data_preprocessor.mixup_alpha': 0.0}
+    assert pre['config'] == PRE and pre['cfg_options'] == {'model.data_preprocessor.mixup_alpha': 0.0,
+                                                           'experiment.pretrain.recipe': 'supervised:no-Mixup'}
     assert no_mixup[0]['checkpoint'] == f"{{{pre['name']}}}/backbone.pth"
     # the SGD pre-training's options but its label (experiment.pretrain.recipe: what its ↑384 row links by)
     sgd = {k: v for k, v in ROWS['SGD pre-training'].cfg_options.items() if not k.startswith('experiment.')}
@@ -121,3 +122,39 @@ def test_one_head_scoring_of_a_distilled_model(rule, head):
     from pretrain.classifier import joint_scores
     logits = torch.tensor([[2.0, 0.0]]), torch.tensor([[0.0, 3.0]])
     torch.testing.assert_close(joint_scores(*logits, rule), logits[head].softmax(-1))
+
+
+def _record(config, top1, recipe, options=None):
+    """A result.json as tools/train.py writes it for a run of ``config`` (DeiT-B, 300 epochs)."""
+    return dict(task='pretrain', dataset='imagenet', backbone='deit_base_patch16_224',
+                backbone_overrides=dict(img_size=224), pretrain=dict(recipe=recipe, epochs=300, checkpoint=None),
+                metrics=dict(top1=top1), eval='ss', img_size=224, variant_img_size=224, params_M=86.6, gflops=17.6,
+                seed=0, config=config, git_commit='abc', created='2026-01-01T00:00:00+00:00',
+                **({'options': options} if options is not None else {}))
+
+
+def test_two_ablation_runs_of_one_config_are_two_rows_each_linked_to_its_own(tmp_path):
+    """The recipe and its no-Mixup ablation, run as their rows say (one config; the ablation with its cfg_options,
+    among them its label experiment.pretrain.recipe, which the run records as its pre-training recipe), are two
+    rows of the board, each showing its own paper number. Without the label the two runs would share one row
+    (backbone, recipe, epochs) as two cells told apart by their options."""
+    from vitbench.results.paper import load_paper_tables
+    from vitbench.results.reproduction import link_reported
+    from vitbench.results.table import build_table
+    by_note = {r['note']: r for r in find_table('thesis:3.8').rows if r.get('img_size') is None}
+    recipe, ablation = by_note['none (the DeiT recipe)'], by_note['no Mixup']
+    run = row_runs(ablation)[0]
+    label = run.cfg_options['experiment.pretrain.recipe']
+    assert label == ablation['recipe'] == 'supervised:no-Mixup'
+    unlabelled = {k: v for k, v in run.cfg_options.items() if k != 'experiment.pretrain.recipe'}
+    for board, ablated in (('labelled', _record(PRE, 78.4, label, run.cfg_options)),
+                           ('unlabelled', _record(PRE, 78.4, 'supervised', unlabelled))):
+        for name, rec in (('recipe', _record(PRE, 81.6, 'supervised')), ('no_mixup', ablated)):
+            (tmp_path / board / name).mkdir(parents=True)
+            (tmp_path / board / name / 'result.json').write_text(json.dumps(rec))
+    measured = build_table([str(tmp_path / 'labelled')])
+    assert sorted(r.recipe for r in measured.rows) == ['supervised', 'supervised:no-Mixup']
+    links = {(link.row.recipe, link.reported) for link in link_reported(measured, load_paper_tables())}
+    assert links >= {('supervised', recipe['cls/imagenet']), (label, ablation['cls/imagenet'])}
+    collapsed = build_table([str(tmp_path / 'unlabelled')])
+    assert len(collapsed.rows) == 1 and len(collapsed.rows[0].stats) == 2

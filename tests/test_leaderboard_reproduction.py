@@ -396,3 +396,4 @@ def test_a_paper_tables_protocol_is_a_name_or_one_per_column_kind(tmp_path):
     (table,) = load_paper_tables(str(good))
     row = table.rows[0]
     assert [cell_protocol(row, c) for c in (Column('transfer', 'cars'), Column('box', 'coco'), TOP1)] == ['tr', 'det', '']
+

@@ -183,3 +183,30 @@ def test_the_state_follows_the_rows_and_a_table_has_one_home(tmp_path):
 
 def test_the_papers_folder_is_the_home_of_the_board_file():
     assert Path(PAPER_RESULTS).parent == Path(PAPERS) and (Path(PAPERS) / 'thesis.yaml').is_file()
+
+
+def test_a_setting_printed_twice_links_once_and_says_so():
+    """Thesis Table 6.6 prints ViT-H-26x2 trained at 126 twice with two V2 numbers: the board links one row (two
+    numbers for one run would contradict each other), the other runs the same run and its why says so."""
+    table = next(t for t in load_map() if t.key == 'thesis:6.6')
+    rows = [r for r in table.rows if r['model'] == 'ViT-H-26×2']
+    assert len(rows) == 2 and row_runs(rows[0]) == row_runs(rows[1])
+    assert link_targets(rows[0]) and not link_targets(rows[1])
+    cov = next(c for c in current() if (c.document, c.table) == ('thesis', '6.6'))
+    assert (cov.state, cov.runnable, cov.linked) == ('whole', 22, 21)
+    assert cov.why == ('1 runnable row not linked: the same run as a row the board links (the table prints that '
+                       'setting twice).')
+
+
+def test_a_rows_teacher_is_a_config_whose_export_teaches(tmp_path):
+    """``teacher`` names the config whose exported model is the distillation teacher (the form of ``needs``): a
+    weights file there is refused in one line naming the row."""
+    good = '{model: S, cls/imagenet: 80.0, run: configs/transfer/x.py, teacher: {config: configs/transfer/t.py}}'
+    tables = load_map(_write(tmp_path, cait=f'  - {{number: "1", title: T, rows: [{good}]}}\n'))
+    runs = row_runs(next(t for t in tables if t.key == 'cait:1').rows[0])
+    assert [(r.config, r.teacher, r.teacher_options) for r in runs] == [('configs/transfer/x.py',
+                                                                         'configs/transfer/t.py', {})]
+    (tmp_path / 'papers').rename(tmp_path / 'good')
+    bad = '{model: S, cls/imagenet: 80.0, run: configs/transfer/x.py, teacher: checkpoints/t.pth}'
+    with pytest.raises(LeaderboardError, match=r"\(S\): \['checkpoints/t.pth'\] is not a path 'configs/"):
+        load_map(_write(tmp_path, cait=f'  - {{number: "1", title: T, rows: [{bad}]}}\n'))

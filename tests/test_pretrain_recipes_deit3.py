@@ -52,13 +52,42 @@ CHAIN = {
     **{f'finetune/deit3_{s}_in21k_ft_in1k': f'pretrain/deit3_{s}_in21k_240e' for s in ('small', 'base', 'large')},
     'finetune/deit3_huge_in21k_ft_in1k': 'pretrain/deit3_huge_in21k_90e',
 }
+# configs that are another one with only its backbone changed: with the demo backbone swapped in they would train
+# the same run again, so they are checked to be that config but for the backbone (and built on the meta device)
+BACKBONE_OF = {
+    # Table 6.6's 1B-parameter ViT-H-52 / ViT-H-26x2: the ViT-H recipes, 400 epochs then 20 at 224
+    **{f'pretrain/deit3_huge{v}_in1k_400e': 'pretrain/deit3_huge_in1k_400e' for v in ('52', '26x2')},
+    **{f'finetune/deit3_huge{v}_in1k_ft224': 'finetune/deit3_huge_in1k_ft224' for v in ('52', '26x2')},
+}
 
 
 def test_every_deit3_config_is_exercised():
     """A new DeiT III config joins CHAIN (with its start), so it is trained below."""
     found = {str(p.relative_to(REPO / 'configs'))[:-3] for d in ('pretrain', 'finetune')
              for p in (REPO / 'configs' / d).glob('deit3_*.py')}
-    assert found <= set(CHAIN), sorted(found - set(CHAIN))
+    assert found <= set(CHAIN) | set(BACKBONE_OF), sorted(found - set(CHAIN) - set(BACKBONE_OF))
+
+
+@pytest.mark.parametrize('name', sorted(BACKBONE_OF))
+def test_backbone_only_configs_are_their_recipe_with_that_backbone(name):
+    """The config is its recipe's (BACKBONE_OF) with only model.backbone.arch, experiment.backbone and the path of
+    the weights a fine-tune starts from changed; its model builds (on the meta device: no 4 GB of weights)."""
+    def settings(config):
+        cfg = Config.fromfile(str(REPO / 'configs' / f'{config}.py')).to_dict()
+        arch = cfg['model']['backbone'].pop('arch')
+        assert cfg['experiment'].pop('backbone') == arch
+        for node in (cfg, cfg['model']['backbone'].get('init_cfg') or {}):
+            node.pop('checkpoint', None)
+        return arch, cfg
+    arch, mine = settings(name)
+    base_arch, base = settings(BACKBONE_OF[name])
+    assert arch != base_arch and mine == base
+    from mmengine.registry import MODELS, DefaultScope
+    with DefaultScope.overwrite_default_scope('vitbench'), torch.device('meta'):
+        model = MODELS.build(Config.fromfile(str(REPO / 'configs' / f'{name}.py')).model)
+    with torch.device('meta'):
+        variant = create_model(arch)
+    assert len(model.backbone.blocks) == len(variant.blocks) and count_params(model.backbone) == count_params(variant)
 
 
 # ------------------------------------------------------------------------------------------------ ViT-T

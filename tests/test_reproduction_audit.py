@@ -94,6 +94,10 @@ def test_config_runs_the_tables_protocol_from_the_tables_checkpoint(table_id, ro
             f'{cell_protocol(row, column)!r}')
     if cfg.experiment.backbone != row.variant:
         return  # a --backbone swap of this config (the paper pipeline's stage checks its checkpoint)
+    if not cfg.model.backbone.get('init_cfg'):  # trained from scratch (thesis Table 3.7's CIFAR-10 rows)
+        assert (row.link_recipe, row.epochs) == ('scratch', 0), f'{config} starts from no checkpoint; table ' \
+            f'{table_id} {row.backbone} says {row.link_recipe}, {row.epochs} epochs'
+        return
     # a row "pre-trained at R" (img_size: R, thesis Table 6.12's @384 / @320) segments the ImageNet fine-tune at R
     epochs, size, made_by = recipe_of(cfg.model.backbone.init_cfg.checkpoint, int(row.res or 224))
     assert (epochs, size) == (row.epochs, 224), (

@@ -13,6 +13,8 @@ way. Its stages:
   needs it, or the row's own stage where a row of the table runs that config with the same options); the rows that
   need it depend on it and start from its ``backbone.pth`` (``--checkpoint``). Rows that need nothing are
   independent stages;
+* likewise one stage per ``teacher`` config: the rows that distil from it depend on it and get its exported model
+  as their distillation teacher (``--teacher STAGE/backbone.pth``);
 * ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
   in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``.
 
@@ -97,10 +99,14 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     stages: Dict[tuple, dict] = {}
     models: Dict[tuple, List[str]] = {}
     needs: Dict[tuple, Tuple[str, dict]] = {}
+    teachers: Dict[tuple, Tuple[str, dict]] = {}
     for model, run in runs:
         key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
-               json.dumps(run.needs_options, sort_keys=True))
+               json.dumps(run.needs_options, sort_keys=True), run.teacher,
+               json.dumps(run.teacher_options, sort_keys=True))
         needs[key] = (run.needs, run.needs_options)
+        if run.teacher:
+            teachers[key] = (run.teacher, run.teacher_options)
         if key not in stages:  # two rows the same run (e.g. one config, two columns): one stage
             stages[key] = dict(name=name_of(run.config, run), config=run.config, per_backbone=False)
             if run.cfg_options:
@@ -142,6 +148,12 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     for key, stage in list(stages.items()):
         if needs[key][0] and 'depends_on' not in stage:
             depend(stage, needs[key], ((stage['config'], json.dumps(stage.get('cfg_options') or {}, sort_keys=True)),))
+    for key, teacher in teachers.items():  # the teacher's exported model is the student's --teacher file
+        if key in stages:
+            name = provider(teacher, ((stages[key]['config'],
+                                       json.dumps(stages[key].get('cfg_options') or {}, sort_keys=True)),))['name']
+            stages[key]['depends_on'] = [*stages[key].get('depends_on', []), name]
+            stages[key]['args'] = [*stages[key].get('args', []), '--teacher', f'{{{name}}}/backbone.pth']
     out = [(s, []) for s in pretrain.values() if s not in stages.values()]
     out += [(stages[r], models[r]) for r in stages]
     out.append((dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s, _ in out]), []))
@@ -204,7 +216,7 @@ def table_pipeline(table: MapTable, work_dir: Optional[str] = None, launcher: Op
                    slurm: Optional[dict] = None, imports: Optional[List[str]] = None) -> Pipeline:
     """:func:`load_table` of a map entry."""
     cfg = table_config(table)
-    swapped = [s['args'][1] for s in cfg['stages'] if s.get('args')]
+    swapped = [s['args'][s['args'].index('--backbone') + 1] for s in cfg['stages'] if '--backbone' in s.get('args', [])]
     path = f'--table {shlex.quote(table.key)}'  # names the pipeline in its messages and the commands it prints
     if swapped:
         check_backbones(path, swapped)
@@ -222,7 +234,10 @@ def describe(table_id: str) -> List[str]:
         users = [s['name'] for s, _ in stages if stage['name'] in s.get('depends_on', [])
                  and s.get('kind') != 'leaderboard']
         what = ', '.join(dict.fromkeys(models)) or 'pre-training'
+        taught = [s['name'] for s, _ in stages if f"{{{stage['name']}}}/backbone.pth" in s.get('args', [])]
+        users = [u for u in users if u not in taught]
         what += f" (its backbone.pth: where {', '.join(users)} start{'s' if len(users) == 1 else ''})" if users else ''
+        what += f" (its backbone.pth: the distillation teacher of {', '.join(taught)})" if taught else ''
         lines.append(f"  {stage['name']}: {what}")
     if table.id and table.id in _board_ids():
         lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}'")

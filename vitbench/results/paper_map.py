@@ -40,7 +40,7 @@ DOCUMENTS = ('thesis', 'cait', 'three_things', 'maelite')
 STATES = ('whole', 'part', 'none', 'not_reproducible')
 _KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows', 'n_quoted', 'same_as', 'state',
          'why')
-MAP_ROW_KEYS = ('quoted', 'run', 'needs')  # row keys of the map that the leaderboard does not read
+MAP_ROW_KEYS = ('quoted', 'run', 'needs', 'teacher')  # row keys of the map that the leaderboard does not read
 _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 # the heading of a table without a written 'source' on the leaderboard: '<document>, Table 6.2: <title>'
 SHORT_NAMES = {'thesis': 'Touvron, PhD thesis (2022)', 'cait': 'CaiT (ICCV 2021)',
@@ -57,12 +57,17 @@ class Run:
     """One way to run a row: a config, with ``cfg_options`` overrides and a swapped ``backbone`` where given;
     ``needs``: the pre-training config whose exported ``backbone.pth`` it starts from (``tools/pipeline.py --table``
     runs that first and passes it as ``--checkpoint``), run with ``needs_options`` (the map's
-    ``needs: {config: path, cfg_options: {...}}``: e.g. the pre-training without its distillation)."""
+    ``needs: {config: path, cfg_options: {...}}``: e.g. the pre-training without its distillation); ``teacher``:
+    the config (run with ``teacher_options``) whose exported model, its ``backbone.pth``, is the run's distillation
+    teacher (``tools/pipeline.py --table`` trains it first and passes the file as ``--teacher``: a teacher that
+    another stage produces, e.g. a convnet trained on the same small dataset)."""
     config: str
     cfg_options: Dict[str, object] = field(default_factory=dict)
     backbone: str = ''
     needs: str = ''
     needs_options: Dict[str, object] = field(default_factory=dict)
+    teacher: str = ''
+    teacher_options: Dict[str, object] = field(default_factory=dict)
 
 
 def _needs(value) -> tuple:
@@ -113,15 +118,17 @@ def row_runs(row: dict) -> List[Run]:
     ``run`` names its own)."""
     configs = row.get('config') or []
     needs, needs_options = _needs(row.get('needs'))
-    runs = [Run(c, needs=needs, needs_options=needs_options)
+    teacher = _needs(row.get('teacher'))  # the form of needs: a config path or {config: path, cfg_options: {...}}
+    runs = [Run(c, needs=needs, needs_options=needs_options, teacher=teacher[0], teacher_options=teacher[1])
             for c in ([configs] if isinstance(configs, str) else configs)]
     spec = row.get('run') or []
     for item in [spec] if isinstance(spec, (str, dict)) else spec:
         if isinstance(item, str):
             item = dict(config=item)
         own = _needs(item['needs']) if item.get('needs') else (needs, needs_options)
+        own_teacher = _needs(item['teacher']) if item.get('teacher') else teacher
         runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
-                        *own))
+                        *own, *own_teacher))
     return runs
 
 
@@ -172,10 +179,10 @@ def _table(document: str, spec, where: str) -> MapTable:
             runs = row_runs(row)
         except (KeyError, TypeError, AttributeError):
             raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r} (needs: "
-                                   f"{row.get('needs')!r}), expected a config path, {{config: path, cfg_options: "
-                                   "{...}, backbone: variant} or a list of them (needs: a config path or {config: "
-                                   "path, cfg_options: {...}})")
-        bad = [c for r in runs for c in ((r.config, r.needs) if r.needs else (r.config,))
+                                   f"{row.get('needs')!r}, teacher: {row.get('teacher')!r}), expected a config "
+                                   "path, {config: path, cfg_options: {...}, backbone: variant} or a list of them "
+                                   "(needs: a config path or {config: path, cfg_options: {...}}; teacher: the same)")
+        bad = [c for r in runs for c in (r.config, *(x for x in (r.needs, r.teacher) if x))
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
             raise LeaderboardError(f"{where} ({row['model']}): {bad} is not a path 'configs/<folder>/<name>.py'")
@@ -335,14 +342,17 @@ def _unlinked_why(table: MapTable) -> str:
     for row in table.rows:
         if not row_runs(row) or (table.id and link_targets(row)):
             continue
-        if table.number.startswith('Figure') and not table.id:
-            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
-        elif not any('/' in k for k in row):
+        if not any('/' in k for k in row):
             why = "no number recorded (a figure's plotted row)"
+        elif table.number.startswith('Figure') and not table.id:
+            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
         elif not board_numbers(row):
             why = 'its numbers are an analysis of runs (tools/analyze.py), not a leaderboard column'
         elif row.get('quoted') and not link_targets(row):
             why = "quoted from another paper, without the variant / recipe / epochs its rerun records"
+        elif table.id and any(other is not row and link_targets(other) and row_runs(other) == row_runs(row)
+                              for other in table.rows):
+            why = 'the same run as a row the board links (the table prints that setting twice)'
         else:
             missing = [k for k, v in link_fields(row).items() if v is None]
             why = f"no {' / '.join(missing)} that a measured run records" if missing else 'not on the leaderboard'
