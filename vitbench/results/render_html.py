@@ -248,8 +248,8 @@ def _page(measured, paper, sources, plots, deltas, figures, ranking, intervals, 
         parts.append('<h2>Figures</h2>')
         parts += [f'<h3><code>{e(title)}</code></h3>' + _img(title, png) for title, png in figures]
     if benchmarks:  # tools/benchmark.py's records: measured ratios beside the paper's
-        from .benchmark_record import html_section
-        parts.append(html_section(benchmarks))
+        from .benchmark_record import html_section as benchmark_section
+        parts.append(benchmark_section(benchmarks))
     parts.append('</section>')
     if paper:
         parts += ['<section class="paper"><h2>Paper reference results (not measured here)</h2>',
