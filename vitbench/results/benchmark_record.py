@@ -52,7 +52,8 @@ def read_benchmark(path: str) -> BenchmarkRecord:
         raise LeaderboardError(f"{path}: 'ratios' {bad[:3]} are not numbers")
     machine = data['machine']
     device = ', '.join(str(x) for x in (machine.get('device_name') or machine.get('device'),
-                                        machine.get('torch_threads') and f"{machine['torch_threads']} threads",
+                                        machine.get('torch_threads') and
+                                        f"{machine['torch_threads']} thread{'s' * (machine['torch_threads'] != 1)}",
                                         machine.get('clock') and f"{machine['clock']} clock",
                                         machine.get('date')) if x)
     return BenchmarkRecord(path, device or 'unknown device', dict(data['ratios']))
