@@ -10,9 +10,9 @@ import pytest
 
 from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs from the repository root)
 from harness.pipeline.command import command_of
-from harness.pipeline.paper_table import benchmark_argv, describe, load_table
+from harness.pipeline.paper_table import benchmark_stages, describe, load_table
 from harness.pipeline.run import PipelineRunner
-from vitbench.results.paper_map import _table, coverage, load_map, row_benchmark
+from vitbench.results.paper_map import _table, coverage, load_map
 from vitbench.results.result_file import LeaderboardError
 
 TOOLS = Path(__file__).resolve().parents[1] / 'tools'
@@ -38,23 +38,25 @@ def test_a_bad_benchmark_spec_is_one_line_naming_the_row():
     with pytest.raises(LeaderboardError, match=r"^here \(thesis 9.9\) \(ViT-X\): 'benchmark' is .*expected \{mode: "
                                                r"one of \('paper', 'parallel', 'pretrain'\)"):
         _table('thesis', dict(number='9.9', title='t', rows=rows), 'here')
+    with pytest.raises(LeaderboardError, match=r"^here \(thesis 9.9\): 'benchmark' is 'paper', expected"):
+        _table('thesis', dict(number='9.9', title='t', rows=[dict(model='ViT-X')], benchmark='paper'), 'here')
 
 
 def test_every_benchmark_spec_of_the_map_is_a_command_tools_benchmark_accepts():
+    """The rows' specs and the tables' own (thesis 3.5, 6.7, 6.8: their training rows state their speed)."""
     parse_args = _benchmark_tool().parse_args
-    specs = {}  # one command per table and spec (its rows' models together), as the pipeline makes them
-    for table in load_map():
-        for row in table.rows:
-            if row_benchmark(row):
-                key = (table.key, json.dumps(row_benchmark(row), sort_keys=True))
-                specs.setdefault(key, (table, row_benchmark(row), []))[2].append(row['model'])
-    assert len(specs) >= 3
-    for table, spec, models in specs.values():
-        argv = benchmark_argv(table, spec, models)
-        assert argv[0] == 'tools/benchmark.py' and argv[-2:] == ['--json', '{work_dir}/benchmark.json']
-        # an unknown option or value exits here (fp32: no probe of the CPU's bf16 speed)
-        args = parse_args(argv[1:-2] + ['--device', 'cpu', '--dtypes', 'fp32'])
-        assert args.suite == spec['mode']
+    stages = {t.key: benchmark_stages(t) for t in load_map() if not t.same_as}
+    stages = {k: v for k, v in stages.items() if v}
+    assert set(stages) >= {'thesis:3.1', 'thesis:3.5', 'thesis:6.7', 'thesis:6.8', 'three_things:4',
+                           'three_things:Figure 4'}
+    for key, table_stages in stages.items():
+        for stage, models in table_stages:
+            argv = stage['argv']
+            assert argv[0] == 'tools/benchmark.py' and argv[-2:] == ['--json', '{work_dir}/benchmark.json'] and models
+            # an unknown option or value exits here (fp32: no probe of the CPU's bf16 speed)
+            assert parse_args(argv[1:-2] + ['--device', 'cpu', '--dtypes', 'fp32']).suite == argv[1], key
+    (stage, models), = stages['thesis:6.7']
+    assert stage['argv'][1:4] == ['paper', '--paper-table', 'thesis:6.7'] and len(models) == 7  # S to H, ↑384
 
 
 def test_the_dry_run_shows_the_benchmark_stage(tmp_path):

@@ -182,13 +182,21 @@ def benchmark_argv(table: MapTable, spec: dict, models: List[str]) -> List[str]:
 
 def benchmark_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     """One ``command`` stage per distinct ``benchmark`` spec of the table's rows (:func:`~vitbench.results.
-    paper_map.row_benchmark`), with the models of the rows it measures; its record is ``benchmark.json`` in its
-    work dir, which the leaderboard stage shows (``benchmarks``)."""
+    paper_map.row_benchmark`) and of the table itself (its training rows' speed, ``paper`` suite: the rows whose
+    notes state one, :func:`vitbench.results.paper_speed.paper_speeds`), with the models of the rows it measures;
+    its record is ``benchmark.json`` in its work dir, which the leaderboard stage shows (``benchmarks``)."""
     groups: Dict[str, Tuple[dict, List[str]]] = {}
     for row in table.rows:
         spec = row_benchmark(row)
         if spec:
             groups.setdefault(json.dumps(spec, sort_keys=True), (spec, []))[1].append(row['model'])
+    if table.benchmark:  # the table's rows that train state their speed too (thesis 6.7): all measured at once
+        from vitbench.results.paper_speed import speeds_of_rows
+        models = [s.model for s in speeds_of_rows(table.key, table.rows)]
+        spec = dict(table.benchmark)
+        if spec['mode'] == 'paper':
+            spec.setdefault('paper-table', table.key)
+        groups.setdefault(json.dumps(spec, sort_keys=True), (spec, []))[1].extend(models)
     out = []
     for spec, models in groups.values():
         name = f"benchmark_{spec['mode']}"

@@ -16,6 +16,8 @@ The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.cov
     ``runnable``: rows a config reproduces
     (``config`` or ``run``: ``tools/pipeline.py --table`` runs them; a quoted row too, where the suite reruns the
     other paper's experiment);
+  * (a table's own ``benchmark: {mode: paper}``: its training rows also state their speed in their notes, which
+    ``tools/pipeline.py --table`` measures in a benchmark stage beside the trainings; the counts are the rows')
   * a ``benchmark`` row (``benchmark: {mode: paper | parallel | pretrain, OPTION: value}``) is a number that
     ``tools/benchmark.py MODE`` measures rather than a training (images/s, peak memory, a step's time): recorded
     (its numbers are in its note or the benchmark's own table) and runnable (``tools/pipeline.py --table`` runs one
@@ -44,7 +46,7 @@ PAPERS = osp.join(osp.dirname(osp.abspath(__file__)), 'papers')
 DOCUMENTS = ('thesis', 'cait', 'three_things', 'maelite')
 STATES = ('whole', 'part', 'none', 'not_reproducible')
 _KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows', 'n_quoted', 'same_as', 'state',
-         'why')
+         'why', 'benchmark')
 MAP_ROW_KEYS = ('quoted', 'run', 'needs', 'benchmark')  # row keys of the map that the leaderboard does not read
 _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 # the heading of a table without a written 'source' on the leaderboard: '<document>, Table 6.2: <title>'
@@ -94,6 +96,9 @@ class MapTable:
     same_as: str = ''
     state: str = ''  # as written: only 'not_reproducible'
     why: str = ''
+    # the table's own ``benchmark: {mode: paper}``: its rows that train also state their speed in their notes
+    # (thesis Tables 3.5, 6.7, 6.8), which tools/benchmark.py measures beside the trainings
+    benchmark: Optional[dict] = None
 
     @property
     def key(self) -> str:
@@ -208,10 +213,11 @@ def _table(document: str, spec, where: str) -> MapTable:
     for row in rows:
         _check_link_fields(row, f"{where} ({row['model']})")
         _check_benchmark(row, f"{where} ({row['model']})")
+    _check_benchmark(spec, where)
     table = MapTable(document, number, title, id=str(spec.get('id') or ''), rows=rows,
                      n_rows=_count(spec, 'n_rows', where), n_quoted=_count(spec, 'n_quoted', where),
                      same_as=str(spec.get('same_as') or ''), state=str(spec.get('state') or ''),
-                     why=' '.join(str(spec.get('why') or '').split()))
+                     why=' '.join(str(spec.get('why') or '').split()), benchmark=spec.get('benchmark'))
     if not table.id and not table.same_as and not number.startswith('Figure') and any(link_targets(r) for r in rows):
         table.id = auto_id(document, number)
     if table.id:
