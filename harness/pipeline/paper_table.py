@@ -15,8 +15,9 @@ way. Its stages:
   independent stages;
 * one ``command`` stage per distinct ``benchmark`` spec of the rows (a throughput / memory row, measured and not
   trained): ``tools/benchmark.py MODE ... --json WORK_DIR/benchmark_MODE/benchmark.json``;
-* ``leaderboard``: over all of them (with the benchmark records' ratios beside the paper's), with the paper tables (the table itself, where the board shows it: its id
-  in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``.
+* ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
+  in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``, and the
+  benchmark records' ratios beside the paper's.
 
 Rows run once each (not per backbone): a row names its backbone. ``--table`` takes ``DOCUMENT:NUMBER`` as
 ``docs/coverage.md`` lists it (``thesis:6.12``, ``maelite:Figure 7``) or the table's leaderboard id
