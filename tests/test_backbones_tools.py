@@ -144,11 +144,22 @@ def test_benchmark_pretrain_suite_on_cpu(tmp_path):
         assert max(row['profile']['ms_per_step'], key=row['profile']['ms_per_step'].get) == 'matmul'
     ratios = result['ratios']
     assert set(ratios) == {f'pretrain/{pair}/fp32/{what}' for pair in ('mae_vs_supervised', 'attn_vs_full_ft')
-                           for what in ('step', 'flops', 'peak_memory')}
+                           for what in ('step', 'flops', 'peak_memory', 'trainable_params')} | {
+        f'pretrain/attn_vs_full_ft/fp32/{what}/paper' for what in ('step', 'peak_memory', 'trainable_params')}
+    # "Three things" §4 on Figure 4, printed beside the measured ratios
+    assert ratios['pretrain/attn_vs_full_ft/fp32/peak_memory/paper'] == 0.90
+    assert ratios['pretrain/attn_vs_full_ft/fp32/trainable_params/paper'] == pytest.approx(1 / 3)
     assert ratios['pretrain/mae_vs_supervised/fp32/flops'] == pytest.approx(0.28, abs=0.01)
     assert ratios['pretrain/attn_vs_full_ft/fp32/flops'] == 1.0
     attn, full = result['rows'][3], result['rows'][2]
     assert attn['trainable_params_M'] < 0.4 * full['trainable_params_M']
+    assert ratios['pretrain/attn_vs_full_ft/fp32/trainable_params'] == pytest.approx(
+        attn['trainable_params_M'] / full['trainable_params_M'])
+    # Figure 4's other pair: the FFN-only fine-tune trains the other two thirds (built, not timed here)
+    from pretrain.benchmark import PAIRS, _build
+    assert PAIRS['ffn_vs_full_ft'] == ('full_ft', 'ffn_ft')
+    ffn = sum(p.numel() for p in _build('ffn_ft', 'cpu')[0].parameters() if p.requires_grad) / 1e6
+    assert 0.6 * full['trainable_params_M'] < ffn < full['trainable_params_M'] - attn['trainable_params_M'] + 0.5
 
 
 def test_mae_b_costs_what_the_mae_paper_counts():

@@ -30,6 +30,19 @@ def test_fused_block_equals_the_branches_one_after_the_other(k, kwargs):
     assert list(fused.state_dict()) == list(seq.state_dict())  # the branches' names, nothing stacked saved
 
 
+def test_cpu_inference_in_chunks_of_images_is_the_same_function():
+    """On CPU without gradients a large batch runs a few images at a time (parallel_fused.CPU_CHUNK_TOKENS): the
+    same outputs; a training input (requires grad) runs whole."""
+    from backbones.layers.parallel_fused import CPU_CHUNK_TOKENS, cpu_chunk_images
+    fused, seq = _pair(2, init_values=1e-4)
+    x = torch.randn(5, CPU_CHUNK_TOKENS // 2 + 1, 48)  # one image per chunk: five chunks
+    assert cpu_chunk_images(x) == 1 and cpu_chunk_images(x[:1]) == 0
+    assert cpu_chunk_images(x.clone().requires_grad_()) == 0
+    with torch.inference_mode():
+        torch.testing.assert_close(fused.eval()(x), seq.eval()(x), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(fused(x, num_queries=1), seq(x, num_queries=1), rtol=1e-5, atol=1e-5)
+
+
 def test_fused_training_step_has_the_same_gradients():
     fused, seq = _pair(2, init_values=0.1)
     x = torch.randn(2, 7, 48)

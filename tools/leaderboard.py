@@ -65,6 +65,9 @@ def parse_args(argv=None):
                         help='HTML: where a number\'s interval (and n, the paper\'s number) goes: a second line in '
                         'small type (line, the default) or the cell\'s tooltip (tooltip: one line per row)')
     parser.add_argument('--no-paper', action='store_true', help='leave out the paper reference section')
+    parser.add_argument('--benchmark', action='append', default=[], metavar='JSON',
+                        help='a tools/benchmark.py --json record: its ratios beside the paper\'s (repeatable; '
+                        'docs/benchmarks.md, "Paper tables of speed and memory as pipeline stages")')
     parser.add_argument('--baseline', metavar='NAME',
                         help='add the paired Δ of every row against this one: a pre-training recipe (e.g. scratch: '
                         "each backbone's scratch row) or a backbone (its row of the same recipe)")
@@ -112,7 +115,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         load_tasks(args.imports)  # the records of the tasks whose result.json it reads
-        if not find_results(args.runs):  # a board of paper rows alone would look like an answer
+        if not find_results(args.runs) and not args.benchmark:  # paper rows alone would look like an answer
             say(f'error: no result.json under {" ".join(args.runs)} (expected the work dirs of runs, e.g. '
                   'work_dirs/demo, or result.json files)', file=sys.stderr)
             return 2
@@ -122,11 +125,13 @@ def main(argv=None) -> int:
         if args.out:
             table = write_leaderboard(args.runs, {fmt: args.out}, paper=not args.no_paper, baseline=args.baseline,
                                       aggregate=args.aggregate, config_protocol=config_protocol,
-                                      intervals=args.intervals)
+                                      intervals=args.intervals, benchmarks=args.benchmark)
         else:
+            from vitbench.results.benchmark_record import read_benchmark
+            records = [read_benchmark(path) for path in args.benchmark]
             table, paper = measured_and_paper(args.runs, not args.no_paper, config_protocol)
             sys.stdout.write(render(fmt, table, paper, args.runs, args.baseline, aggregate=args.aggregate,
-                                    intervals=args.intervals))
+                                    intervals=args.intervals, benchmarks=records))
     except (LeaderboardError, ValueError) as e:
         say(f'error: {e}', file=sys.stderr)
         return 2

@@ -13,8 +13,8 @@ from torch import nn
 from .attention import Attention
 from .cait_attention import ClassAttention
 from .mlp import LayerScale, Mlp
-from .parallel_fused import (FusedWeights, can_fuse_attention, fused_attention, fused_mlp, shared_norm_eps,
-                             stack_input_layers, stack_output_layers)
+from .parallel_fused import (FusedWeights, can_fuse_attention, cpu_chunk_images, fused_attention, fused_mlp,
+                             shared_norm_eps, stack_input_layers, stack_output_layers)
 from .window import window_attention
 
 
@@ -206,6 +206,10 @@ class ParallelBlock(nn.Module):
         """Returns x, or (x, maps of all branches concatenated along the heads, (B, k*heads, N, N)).
         ``num_queries`` as in :meth:`Block.forward`."""
         if self.runs_fused(return_attn):
+            step = cpu_chunk_images(x)
+            if step:  # CPU inference: a few images at a time, exactly the same function (attention is per image)
+                return torch.cat([self.forward_fused(x[i:i + step], num_queries)
+                                  for i in range(0, x.shape[0], step)])
             return self.forward_fused(x, num_queries)
         return self.forward_sequential(x, grid, return_attn, num_queries)
 

@@ -26,6 +26,22 @@ from torch import nn
 from .attention import Attention, sdpa
 
 
+# CPU inference runs the fused block on chunks of about this many tokens: the k-wide intermediates of a whole
+# batch (qkv of 3·k·C, the MLP's k·4·C hidden units) are k times a branch's, past the caches and, above 32 MB,
+# past glibc's largest reused heap block, so every call page-faults fresh memory in; per chunk they stay small
+# (docs/benchmarks.md, "Parallel ViT": 4-7 % per block on one thread at batch 16)
+CPU_CHUNK_TOKENS = 800
+
+
+def cpu_chunk_images(x: torch.Tensor) -> int:
+    """Images per chunk for a fused block's input (B, N, C) on CPU without gradients; 0: run it whole (a GPU, a
+    training step, or a batch no larger than one chunk)."""
+    if x.device.type != 'cpu' or (torch.is_grad_enabled() and x.requires_grad) or x.dim() != 3:
+        return 0
+    step = max(1, CPU_CHUNK_TOKENS // x.shape[1])
+    return step if x.shape[0] > step else 0
+
+
 def _affine(norm: nn.LayerNorm, dim: int, like: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     w = norm.weight if norm.weight is not None else like.new_ones(dim)
     b = norm.bias if norm.bias is not None else like.new_zeros(dim)

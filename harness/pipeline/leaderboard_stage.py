@@ -36,6 +36,10 @@ def run_leaderboard(pipeline: Pipeline, stage: Stage, counter: str, start: float
         options['figures'] = figures
     if spec.get('intervals'):
         options['intervals'] = spec['intervals']
+    # tools/benchmark.py records (a paper table's speed rows): those its benchmark stages wrote
+    benchmarks = [p for p in resolve(pipeline, stage, spec.get('benchmarks') or []) if osp.isfile(p)]
+    if benchmarks:
+        options['benchmarks'] = benchmarks
     # what it tabulates without, one line each: a table that cannot be made says why (e.g. every training failed)
     unfinished = [results[d] for d in stage.deps if d in results and results[d].status in UNFINISHED]
     for result in unfinished:

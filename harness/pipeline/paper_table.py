@@ -15,8 +15,11 @@ way. Its stages:
   independent stages;
 * likewise one stage per ``teacher`` config: the rows that distil from it depend on it and get its exported model
   as their distillation teacher (``--teacher STAGE/backbone.pth``);
+* one ``command`` stage per distinct ``benchmark`` spec of the rows (a throughput / memory row, measured and not
+  trained): ``tools/benchmark.py MODE ... --json WORK_DIR/benchmark_MODE/benchmark.json``;
 * ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
-  in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``.
+  in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``, and the
+  benchmark records' ratios beside the paper's.
 
 Rows run once each (not per backbone): a row names its backbone. ``--table`` takes ``DOCUMENT:NUMBER`` as
 ``docs/coverage.md`` lists it (``thesis:6.12``, ``maelite:Figure 7``) or the table's leaderboard id
@@ -32,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 
 from vitbench.results.experiment import experiment_options
 from vitbench.results.paper import PAPER_RESULTS
-from vitbench.results.paper_map import DOCUMENTS, MapTable, Run, load_map, row_runs
+from vitbench.results.paper_map import DOCUMENTS, MapTable, Run, load_map, row_benchmark, row_runs
 from vitbench.results.result_file import LeaderboardError
 from vitbench.yaml_file import read_yaml
 
@@ -73,7 +76,8 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     runs: List[Tuple[str, Run]] = [(f"{row['model']} ({row['pretrain']})" if row['model'] in twice
                                     and row.get('pretrain') else row['model'], run)
                                    for row in table.rows for run in row_runs(row)]
-    if not runs:
+    benches = benchmark_stages(table)
+    if not runs and not benches:
         state = table.state or 'none'
         raise PipelineError(f'--table {table.key} ({table.title}): no row of it runs here ({state}): '
                             f'{table.why or "no row names a config"}')
@@ -156,7 +160,60 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
             stages[key]['args'] = [*stages[key].get('args', []), '--teacher', f'{{{name}}}/backbone.pth']
     out = [(s, []) for s in pretrain.values() if s not in stages.values()]
     out += [(stages[r], models[r]) for r in stages]
-    out.append((dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s, _ in out]), []))
+    taken = {s['name'] for s, _ in out}
+    for stage, _ in benches:
+        while stage['name'] in taken:
+            stage['name'] += '_'
+        taken.add(stage['name'])
+        stage['argv'] = [a.replace('{work_dir}', f"{{root}}/{stage['name']}") for a in stage['argv']]
+        stage['creates'] = f"{{root}}/{stage['name']}/{BENCHMARK_RECORD}"
+    out += benches
+    board = dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s, _ in out])
+    if benches:
+        board['benchmarks'] = [s['creates'] for s, _ in benches]
+    out.append((board, []))
+    return out
+
+
+BENCHMARK_RECORD = 'benchmark.json'
+
+
+def benchmark_argv(table: MapTable, spec: dict, models: List[str]) -> List[str]:
+    """``tools/benchmark.py MODE --OPTION value ... --json {work_dir}/benchmark.json`` of a row's ``benchmark``
+    spec (a list value is written comma-separated); the ``paper`` suite measures the table's own rows
+    (``--paper-table DOC:NUMBER --paper-rows`` the rows that name this spec) unless the spec says otherwise."""
+    spec = dict(spec)
+    mode = spec.pop('mode')
+    if mode == 'paper':
+        spec.setdefault('paper-table', table.key)
+        spec.setdefault('paper-rows', list(dict.fromkeys(models)))
+    argv = ['tools/benchmark.py', mode]
+    for key, value in spec.items():
+        argv += [f'--{key}', ','.join(map(str, value)) if isinstance(value, list) else str(value)]
+    return argv + ['--json', f'{{work_dir}}/{BENCHMARK_RECORD}']
+
+
+def benchmark_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
+    """One ``command`` stage per distinct ``benchmark`` spec of the table's rows (:func:`~vitbench.results.
+    paper_map.row_benchmark`) and of the table itself (its training rows' speed, ``paper`` suite: the rows whose
+    notes state one, :func:`vitbench.results.paper_speed.paper_speeds`), with the models of the rows it measures;
+    its record is ``benchmark.json`` in its work dir, which the leaderboard stage shows (``benchmarks``)."""
+    groups: Dict[str, Tuple[dict, List[str]]] = {}
+    for row in table.rows:
+        spec = row_benchmark(row)
+        if spec:
+            groups.setdefault(json.dumps(spec, sort_keys=True), (spec, []))[1].append(row['model'])
+    if table.benchmark:  # the table's rows that train state their speed too (thesis 6.7): all measured at once
+        from vitbench.results.paper_speed import speeds_of_rows
+        models = [s.model for s in speeds_of_rows(table.key, table.rows)]
+        spec = dict(table.benchmark)
+        if spec['mode'] == 'paper':
+            spec.setdefault('paper-table', table.key)
+        groups.setdefault(json.dumps(spec, sort_keys=True), (spec, []))[1].extend(models)
+    out = []
+    for spec, models in groups.values():
+        name = f"benchmark_{spec['mode']}"
+        out.append((dict(name=name, kind='command', argv=benchmark_argv(table, spec, models)), models))
     return out
 
 
@@ -227,7 +284,7 @@ def describe(table_id: str) -> List[str]:
     """What ``--table`` runs, for the reader: the table, each stage's rows, and where the paper's numbers show."""
     table = find_table(table_id)
     stages = table_stages(table)
-    runnable = sum(bool(row_runs(r)) for r in table.rows)
+    runnable = sum(bool(row_runs(r) or row_benchmark(r)) for r in table.rows)
     lines = [f'table {table.key}: {table.title}; {runnable} of its {max(table.n_rows, len(table.rows))} rows run'
              + (f' (the rest: {table.why})' if table.why else '')]
     for stage, models in stages[:-1]:
@@ -236,15 +293,20 @@ def describe(table_id: str) -> List[str]:
         what = ', '.join(dict.fromkeys(models)) or 'pre-training'
         taught = [s['name'] for s, _ in stages if f"{{{stage['name']}}}/backbone.pth" in s.get('args', [])]
         users = [u for u in users if u not in taught]
+        what += f" (measured: {' '.join(stage['argv'])})" if stage.get('kind') == 'command' else ''
         what += f" (its backbone.pth: where {', '.join(users)} start{'s' if len(users) == 1 else ''})" if users else ''
         what += f" (its backbone.pth: the distillation teacher of {', '.join(taught)})" if taught else ''
         lines.append(f"  {stage['name']}: {what}")
+    measured = [s for s, _ in stages if s.get('kind') == 'command']
+    if measured:
+        lines.append(f"  leaderboard: {', '.join(s['name'] for s in measured)}'s measured ratios beside the paper's "
+                     '(absolute images/s depend on the hardware)')
     if table.id and table.id in _board_ids():
         lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}'")
     elif table.id:
         lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}' (shown where a "
                      'measured cell links to one of its rows)')
-    else:
+    elif len(measured) < len(stages) - 1:
         lines.append(f"  leaderboard: the measured rows; the paper's numbers of this table are not on the board "
                      f'(no row of it can link: docs/coverage.md says why): vitbench/results/papers/'
                      f'{table.document}.yaml')

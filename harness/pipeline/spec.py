@@ -41,7 +41,9 @@ Stage kinds and their keys (besides ``name``, ``kind``, ``depends_on``, ``per_ba
   ``--baseline`` replaces it), ``expect`` (orderings the measured table must show, e.g.
   ``[dict(row='supervised', over='scratch', min_delta={'Flowers-102 top-1 (full)': 1.0})]``: the stage fails,
   after writing the leaderboard, when a paired Δ falls short; see ``vitbench.results.expectations``), ``figures``
-  (PNG files other stages made, as glob patterns, e.g. ``'{root}/*/analysis/*.png'``: embedded in the HTML).
+  (PNG files other stages made, as glob patterns, e.g. ``'{root}/*/analysis/*.png'``: embedded in the HTML),
+  ``benchmarks`` (``tools/benchmark.py --json`` records other stages wrote, e.g. ``'{root}/benchmark_paper/
+  benchmark.json'``: their measured ratios beside the paper's, :mod:`vitbench.results.benchmark_record`).
 
 ``train`` and ``test`` stages run once per backbone (``per_backbone=True``; work dir ``WORK_DIR/BACKBONE/NAME``);
 ``command`` and ``leaderboard`` stages once (``WORK_DIR/NAME``). A per-backbone stage whose config is for another

@@ -18,7 +18,7 @@ _KIND_KEYS = {
     'train': ('config', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'test': ('config', 'weights', 'tta', 'checkpoint', 'cfg_options', 'args', 'seeds', 'families'),
     'command': ('argv', 'creates'),
-    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline', 'expect', 'figures', 'intervals'),
+    'leaderboard': ('runs', 'out', 'formats', 'paper', 'baseline', 'expect', 'figures', 'intervals', 'benchmarks'),
 }
 SEEDED_KINDS = ('train', 'test')
 _BUILTIN_FIELDS = ('backbone', 'work_dir', 'root')
@@ -116,6 +116,7 @@ def check_stage(path: str, index: int, spec) -> dict:
         _expect(where, spec, 'paper', bool, 'True or False')
         _expect(where, spec, 'baseline', str, "the name of the row to compare with, e.g. 'scratch' or a backbone")
         _expect_list(where, spec, 'figures')
+        _expect_list(where, spec, 'benchmarks')
         if spec.get('intervals') not in (None, 'line', 'tooltip'):  # the HTML's (tools/leaderboard.py --intervals)
             raise PipelineError(f"{where}: key 'intervals' is {spec['intervals']!r}, expected 'line' (a number's "
                                 "interval on a second line) or 'tooltip'")

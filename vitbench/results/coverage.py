@@ -45,7 +45,9 @@ def to_markdown(entries: Sequence[Coverage]) -> str:
              'run (`python tools/coverage.py` renders this page from them).', '',
              '- **rows**: rows the table prints; **quoted**: of them, numbers of other papers (a state counts '
              'only the own rows); **recorded**: rows whose numbers are in the map; **runnable**: rows a config '
-             'reproduces (`config` or `run`); **linked**: rows the leaderboard links a measured cell to (each '
+             'reproduces (`config` or `run`) or `tools/benchmark.py` measures (`benchmark`: throughput, memory, a '
+             'step\'s cost; ratios beside the paper\'s on the board, never linked, '
+             '[benchmarks.md](benchmarks.md#paper-tables-of-speed-and-memory-as-pipeline-stages)); **linked**: rows the leaderboard links a measured cell to (each '
              '`config` and `run`, the latter with its `cfg_options`, of a row with numbers, variant, recipe and '
              'epochs as its runs record them: it shows the paper\'s number and Δ beside a run of that config made '
              'with those options, under the protocol the config defines). Every table with such a row has a '

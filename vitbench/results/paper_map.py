@@ -16,6 +16,13 @@ The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.cov
     ``runnable``: rows a config reproduces
     (``config`` or ``run``: ``tools/pipeline.py --table`` runs them; a quoted row too, where the suite reruns the
     other paper's experiment);
+  * (a table's own ``benchmark: {mode: paper}``: its training rows also state their speed in their notes, which
+    ``tools/pipeline.py --table`` measures in a benchmark stage beside the trainings; the counts are the rows')
+  * a ``benchmark`` row (``benchmark: {mode: paper | parallel | pretrain, OPTION: value}``) is a number that
+    ``tools/benchmark.py MODE`` measures rather than a training (images/s, peak memory, a step's time): recorded
+    (its numbers are in its note or the benchmark's own table) and runnable (``tools/pipeline.py --table`` runs one
+    benchmark stage per distinct spec, whose record the leaderboard shows as measured ratios beside the paper's:
+    :mod:`vitbench.results.benchmark_record`), never linked (no training run records it);
   * ``state``: ``whole`` when every own (not quoted) row is runnable, ``part`` when some are, ``none`` when none
     is, and ``not_reproducible`` (written, with ``why``) when nothing of it can run here (private data, another field).
 A table printed again by another document (the thesis' CaiT tables) says ``same_as`` and has its counts there.
@@ -39,8 +46,8 @@ PAPERS = osp.join(osp.dirname(osp.abspath(__file__)), 'papers')
 DOCUMENTS = ('thesis', 'cait', 'three_things', 'maelite')
 STATES = ('whole', 'part', 'none', 'not_reproducible')
 _KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows', 'n_quoted', 'same_as', 'state',
-         'why')
-MAP_ROW_KEYS = ('quoted', 'run', 'needs', 'teacher')  # row keys of the map that the leaderboard does not read
+         'why', 'benchmark')
+MAP_ROW_KEYS = ('quoted', 'run', 'needs', 'teacher', 'benchmark')  # row keys of the map the leaderboard does not read
 _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 # the heading of a table without a written 'source' on the leaderboard: '<document>, Table 6.2: <title>'
 SHORT_NAMES = {'thesis': 'Touvron, PhD thesis (2022)', 'cait': 'CaiT (ICCV 2021)',
@@ -50,6 +57,8 @@ RECIPE_OPTION, EPOCHS_OPTION = 'experiment.pretrain.recipe', 'experiment.pretrai
 # numbers of the map that an analysis computes from runs (tools/analyze.py), not a leaderboard column: a row with
 # only these is runnable, never linked
 ANALYSIS_KINDS = ('disagreement',)
+# the suites of tools/benchmark.py a map row's ``benchmark: {mode: ...}`` may name (the others measure no paper row)
+BENCHMARK_MODES = ('paper', 'parallel', 'pretrain')
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,9 @@ class MapTable:
     same_as: str = ''
     state: str = ''  # as written: only 'not_reproducible'
     why: str = ''
+    # the table's own ``benchmark: {mode: paper}``: its rows that train also state their speed in their notes
+    # (thesis Tables 3.5, 6.7, 6.8), which tools/benchmark.py measures beside the trainings
+    benchmark: Optional[dict] = None
 
     @property
     def key(self) -> str:
@@ -130,6 +142,25 @@ def row_runs(row: dict) -> List[Run]:
         runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
                         *own, *own_teacher))
     return runs
+
+
+def row_benchmark(row: dict) -> Optional[dict]:
+    """The row's ``benchmark`` spec ({mode: ..., OPTION: value}: ``tools/benchmark.py MODE --OPTION value``), or
+    None for a row that trains."""
+    spec = row.get('benchmark')
+    return dict(spec) if spec else None
+
+
+def _check_benchmark(row: dict, where: str) -> None:
+    spec = row.get('benchmark')
+    if spec is None:
+        return
+    ok = isinstance(spec, dict) and spec.get('mode') in BENCHMARK_MODES and all(
+        isinstance(k, str) and isinstance(v, (str, int, float, list)) and not isinstance(v, bool)
+        for k, v in spec.items())
+    if not ok:
+        raise LeaderboardError(f"{where}: 'benchmark' is {spec!r}, expected {{mode: one of {BENCHMARK_MODES}, "
+                               "OPTION: value}} (tools/benchmark.py MODE --OPTION value)")
 
 
 def load_map(folder: str = PAPERS) -> List[MapTable]:
@@ -188,10 +219,12 @@ def _table(document: str, spec, where: str) -> MapTable:
             raise LeaderboardError(f"{where} ({row['model']}): {bad} is not a path 'configs/<folder>/<name>.py'")
     for row in rows:
         _check_link_fields(row, f"{where} ({row['model']})")
+        _check_benchmark(row, f"{where} ({row['model']})")
+    _check_benchmark(spec, where)
     table = MapTable(document, number, title, id=str(spec.get('id') or ''), rows=rows,
                      n_rows=_count(spec, 'n_rows', where), n_quoted=_count(spec, 'n_quoted', where),
                      same_as=str(spec.get('same_as') or ''), state=str(spec.get('state') or ''),
-                     why=' '.join(str(spec.get('why') or '').split()))
+                     why=' '.join(str(spec.get('why') or '').split()), benchmark=spec.get('benchmark'))
     if not table.id and not table.same_as and not number.startswith('Figure') and any(link_targets(r) for r in rows):
         table.id = auto_id(document, number)
     if table.id:
@@ -316,12 +349,13 @@ def coverage(tables: Sequence[MapTable]) -> List[Coverage]:
 
 
 def _counts(table: MapTable) -> tuple:
-    recorded = sum(any('/' in k for k in r) for r in table.rows)  # rows with a number (KIND/DATASET keys)
+    # rows with a number (KIND/DATASET keys; a benchmark row's are in its note or the benchmark's table)
+    recorded = sum(any('/' in k for k in r) or bool(row_benchmark(r)) for r in table.rows)
     quoted = max(table.n_quoted, sum(bool(r.get('quoted')) for r in table.rows))
     rows = max(table.n_rows, recorded)
     linked = sum(bool(link_targets(r)) for r in table.rows) if table.id else 0  # the board's tables only
-    runnable = sum(bool(row_runs(r)) for r in table.rows)
-    own = sum(bool(row_runs(r)) for r in table.rows if not r.get('quoted'))
+    runnable = sum(_runnable(r) for r in table.rows)
+    own = sum(_runnable(r) for r in table.rows if not r.get('quoted'))
     if table.state == 'not_reproducible':
         state = table.state
     elif own and own >= rows - quoted:
@@ -336,13 +370,21 @@ def _counts(table: MapTable) -> tuple:
     return rows, quoted, recorded, linked, runnable, state, why
 
 
+def _runnable(row: dict) -> bool:
+    """A config reproduces it, or tools/benchmark.py measures it."""
+    return bool(row_runs(row) or row_benchmark(row))
+
+
 def _unlinked_why(table: MapTable) -> str:
     """Why runnable rows of a table are not linked ('' : all are): what each lacks that a link needs."""
     reasons: Dict[str, int] = {}
     for row in table.rows:
-        if not row_runs(row) or (table.id and link_targets(row)):
+        if not _runnable(row) or (table.id and link_targets(row)):
             continue
-        if not any('/' in k for k in row):
+        if row_benchmark(row) and not row_runs(row):
+            why = ('measured by tools/benchmark.py, not trained: the leaderboard shows its ratios beside the '
+                   "paper's")
+        elif not any('/' in k for k in row):
             why = "no number recorded (a figure's plotted row)"
         elif table.number.startswith('Figure') and not table.id:
             why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"

@@ -42,8 +42,13 @@ def paper_speeds(table_key: str, folder: Optional[str] = None) -> List[PaperSpee
     if table_key not in tables:
         raise LeaderboardError(f'--paper-table {table_key!r}: no such table in the map of the papers '
                                f'(DOCUMENT:NUMBER as docs/coverage.md lists them, e.g. thesis:6.7)')
+    return speeds_of_rows(table_key, tables[table_key].rows)
+
+
+def speeds_of_rows(table_key: str, rows: List[dict]) -> List[PaperSpeed]:
+    """:func:`paper_speeds` of a map entry's rows, already read."""
     out, seen = [], set()
-    for row in tables[table_key].rows:
+    for row in rows:
         speed = speed_of(str(row.get('note') or ''))
         if speed is None or not row.get('variant') or row['model'] in seen:
             continue

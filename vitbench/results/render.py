@@ -36,8 +36,10 @@ __all__ = ['FORMATS', 'INTERVALS', 'format_of', 'measured_and_paper', 'render', 
 
 def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
            baseline: Optional[str] = None, figures: Sequence[Tuple[str, bytes]] = (),
-           aggregate: Optional[Sequence[str]] = None, intervals: str = 'line') -> str:
+           aggregate: Optional[Sequence[str]] = None, intervals: str = 'line', benchmarks: Sequence = ()) -> str:
     """The leaderboard in ``fmt``; ``baseline`` (a recipe or backbone name) adds the paired Δ against it;
+    ``benchmarks`` (:class:`~vitbench.results.benchmark_record.BenchmarkRecord`) add their measured ratios beside
+    the paper's (Markdown and HTML);
     ``figures`` ((title, PNG bytes) made elsewhere) are embedded in HTML and listed in Markdown. Every format
     ranks the rows across tasks (:mod:`vitbench.results.rank`) over the columns ``aggregate`` names (default: the
     downstream columns every row has): a section in Markdown and HTML, rank columns in CSV. ``intervals`` (HTML):
@@ -53,8 +55,9 @@ def render(fmt: str, measured: Table, paper: Sequence[Table], sources: Sequence[
     if fmt == 'csv':
         return render_csv(measured, paper, deltas, ranking)
     if fmt == 'md':
-        return render_markdown(measured, paper, sources, deltas, figures, ranking)
-    return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking, intervals=intervals)
+        return render_markdown(measured, paper, sources, deltas, figures, ranking, benchmarks)
+    return render_html(measured, paper, sources, deltas=deltas, figures=figures, ranking=ranking, intervals=intervals,
+                       benchmarks=benchmarks)
 
 
 def measured_and_paper(runs: Sequence[str], paper: bool = True,
@@ -95,14 +98,17 @@ def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool 
                       baseline: Optional[str] = None, figures: Sequence[str] = (),
                       aggregate: Optional[Sequence[str]] = None,
                       config_protocol: Optional[Callable[[str], Optional[dict]]] = None,
-                      intervals: str = 'line') -> Table:
+                      intervals: str = 'line', benchmarks: Sequence[str] = ()) -> Table:
     """Build the table from the result.json files under ``runs`` and write it as ``{format: path}`` (a wide CSV
     with its tidy sibling beside it, :func:`tidy_path`, unless ``outputs`` names one)
     (atomically: a reader never sees half a page), with the paired Δ against ``baseline`` when given. Every
     page is rendered before the first is written, so a bad baseline leaves no file. ``config_protocol`` (the
     harness' reader of configs, :func:`harness.experiment.linked_protocol.config_protocol`) resolves the protocol
-    of the configs paper rows link, without which no cell under a protocol links to a paper number. Returns the
-    measured table (its conflicts included)."""
+    of the configs paper rows link, without which no cell under a protocol links to a paper number. ``benchmarks``:
+    ``tools/benchmark.py --json`` records whose ratios the page shows beside the paper's
+    (:mod:`vitbench.results.benchmark_record`). Returns the measured table (its conflicts included)."""
+    from .benchmark_record import read_benchmark
+    records = [read_benchmark(path) for path in benchmarks]
     measured, tables = measured_and_paper(runs, paper, config_protocol)
     pngs = []
     for path in figures:
@@ -111,7 +117,7 @@ def write_leaderboard(runs: Sequence[str], outputs: Dict[str, str], paper: bool 
     outputs = dict(outputs)
     if 'csv' in outputs and 'tidy' not in outputs:
         outputs['tidy'] = tidy_path(outputs['csv'])
-    pages = {path: render(fmt, measured, tables, runs, baseline, pngs, aggregate, intervals)
+    pages = {path: render(fmt, measured, tables, runs, baseline, pngs, aggregate, intervals, records)
              for fmt, path in outputs.items()}
     for path, text in pages.items():
         atomic_write_text(text, path)

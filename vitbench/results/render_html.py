@@ -172,7 +172,7 @@ def _img(title: str, png: bytes) -> str:
 
 def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (), plots: bool = True,
                 deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = (),
-                ranking: Optional[Ranking] = None, intervals: str = 'line') -> str:
+                ranking: Optional[Ranking] = None, intervals: str = 'line', benchmarks: Sequence = ()) -> str:
     """The page. The measured table shows the downstream tasks' columns first, a group per task, then the other
     tasks' own (ImageNet top-1); the robustness and calibration columns have a table of their own, folded
     (:mod:`vitbench.results.column_groups`). Every table scrolls in its own box, its header and first column in
@@ -180,10 +180,10 @@ def render_html(measured: Table, paper: Sequence[Table], sources: Sequence[str] 
     'tooltip' in the cell's tooltip only."""
     if intervals not in INTERVALS:
         raise ValueError(f'unknown intervals={intervals!r}; expected one of {INTERVALS}')
-    return neutralize(_page(measured, paper, sources, plots, deltas, figures, ranking, intervals))
+    return neutralize(_page(measured, paper, sources, plots, deltas, figures, ranking, intervals, benchmarks))
 
 
-def _page(measured, paper, sources, plots, deltas, figures, ranking, intervals) -> str:
+def _page(measured, paper, sources, plots, deltas, figures, ranking, intervals, benchmarks=()) -> str:
     from .plots import delta_plot, measured_figures, paper_plots
     e = html.escape
     n_runs = len({p for r in measured.rows for p in r.runs})
@@ -247,6 +247,9 @@ def _page(measured, paper, sources, plots, deltas, figures, ranking, intervals) 
     if figures:  # made by other stages (e.g. tools/analyze.py), embedded so that the page stands alone
         parts.append('<h2>Figures</h2>')
         parts += [f'<h3><code>{e(title)}</code></h3>' + _img(title, png) for title, png in figures]
+    if benchmarks:  # tools/benchmark.py's records: measured ratios beside the paper's
+        from .benchmark_record import html_section as benchmark_section
+        parts.append(benchmark_section(benchmarks))
     parts.append('</section>')
     if paper:
         parts += ['<section class="paper"><h2>Paper reference results (not measured here)</h2>',

@@ -56,7 +56,7 @@ def _md_ranking(ranking: Ranking) -> List[str]:
 
 def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[str] = (),
                     deltas: Optional[Deltas] = None, figures: Sequence[Tuple[str, bytes]] = (),
-                    ranking: Optional[Ranking] = None) -> str:
+                    ranking: Optional[Ranking] = None, benchmarks: Sequence = ()) -> str:
     out = ['# vitbench leaderboard', '', '## Measured', '']
     n_runs = len({p for r in measured.rows for p in r.runs})
     out.append(f'{n_runs} runs (result.json){where_text(sources, _code)}. {LEGEND}')
@@ -84,6 +84,9 @@ def render_markdown(measured: Table, paper: Sequence[Table], sources: Sequence[s
         out += [f'- {_md_cell(message)}' for message in measured.rejected]
     if figures:
         out += ['', '## Figures', ''] + [f'- {_code(title)}' for title, _ in figures]
+    if benchmarks:
+        from .benchmark_record import markdown_lines
+        out += [''] + markdown_lines(benchmarks, _code)
     if paper:
         out += ['', '## Paper reference results (not measured here)', '', PAPER_INTRO]
         for table in paper:
