@@ -292,3 +292,22 @@ def test_cait_transfer_rows_run_the_deit_protocol_with_the_cait_backbone_its_dro
     recorded = link_target(stage.config, cfg.experiment.options)
     assert recorded in link_targets(row) and protocol_of(cfg) == config_protocol(recorded)
     assert protocol_of(cfg)['name'] == 'transfer_deit' and cfg.optim_wrapper.optimizer.lr == 1e-4
+
+
+def test_a_tables_prepare_command_runs_before_every_training(tmp_path):
+    """"Three things" Table 7: the BeiT+FT rows' pre-training reads a k-means tokenizer file that
+    tools/beit_tokenizer.py fits; the table's ``prepare`` makes it a command stage that every training depends on
+    (done when the file exists), so --table runs the table whole. A malformed entry is refused in one line."""
+    pipeline = load_table('three_things:7', work_dir=str(tmp_path))
+    prepare = pipeline.stage('prepare_kmeans_8192_in1k')
+    assert prepare.kind == 'command' and prepare.spec['creates'] == 'work_dirs/beit_tokenizer/kmeans_8192_in1k.pth'
+    argv = command_of(pipeline, prepare)
+    assert argv[0] == sys.executable and argv[1].endswith(os.path.join('tools', 'beit_tokenizer.py'))
+    assert argv[2:] == ['configs/pretrain/beit_three_things_b12_in1k_300e.py']
+    trainings = [s for s in pipeline.stages if s.kind == 'train']
+    assert len(trainings) == 27 and all('prepare_kmeans_8192_in1k' in s.deps for s in trainings)
+    assert any('prepare_kmeans_8192_in1k' in line for line in describe('three_things:7'))
+    expected = r"^three_things\.yaml 7 .*: 'prepare' is .*, expected a list of \{argv: \[tools/TOOL.py, ARG, ...\], creates"
+    with pytest.raises(LeaderboardError, match=expected):
+        _table('three_things', dict(number='7', title='t', prepare=[dict(argv=['rm', '-rf', '/'], creates='x')]),
+               'three_things.yaml 7')

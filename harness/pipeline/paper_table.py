@@ -17,6 +17,8 @@ way. Its stages:
   as their distillation teacher (``--teacher STAGE/backbone.pth``);
 * one ``command`` stage per distinct ``benchmark`` spec of the rows (a throughput / memory row, measured and not
   trained): ``tools/benchmark.py MODE ... --json WORK_DIR/benchmark_MODE/benchmark.json``;
+* one ``command`` stage per entry of the table's ``prepare`` (``prepare_<file stem>``: a file its trainings read
+  that a tool makes, BEiT's k-means tokenizer), which every training stage depends on; done when the file exists;
 * ``leaderboard``: over all of them, with the paper tables (the table itself, where the board shows it: its id
   in ``vitbench/results/papers/board.yaml``), so the measured cells read ``value (paper X, Δ d)``, and the
   benchmark records' ratios beside the paper's.
@@ -168,6 +170,12 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
         stage['argv'] = [a.replace('{work_dir}', f"{{root}}/{stage['name']}") for a in stage['argv']]
         stage['creates'] = f"{{root}}/{stage['name']}/{BENCHMARK_RECORD}"
     out += benches
+    prepared = [dict(name=prepare_name(p['creates']), kind='command', argv=list(p['argv']), creates=p['creates'])
+                for p in table.prepare]
+    for stage, _ in out:  # every training reads what the table prepares
+        if stage.get('kind', 'train') == 'train':
+            stage['depends_on'] = [*(s['name'] for s in prepared), *stage.get('depends_on', [])]
+    out = [(s, []) for s in prepared] + out
     board = dict(name='leaderboard', kind='leaderboard', depends_on=[s['name'] for s, _ in out])
     if benches:
         board['benchmarks'] = [s['creates'] for s, _ in benches]
@@ -176,6 +184,11 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
 
 
 BENCHMARK_RECORD = 'benchmark.json'
+
+
+def prepare_name(creates: str) -> str:
+    """The stage name of a table's ``prepare`` command: ``prepare_`` and the stem of the file it makes."""
+    return 'prepare_' + re.sub(r'\W', '_', osp.splitext(osp.basename(creates))[0])
 
 
 def benchmark_argv(table: MapTable, spec: dict, models: List[str]) -> List[str]:
@@ -287,7 +300,12 @@ def describe(table_id: str) -> List[str]:
     runnable = sum(bool(row_runs(r) or row_benchmark(r)) for r in table.rows)
     lines = [f'table {table.key}: {table.title}; {runnable} of its {max(table.n_rows, len(table.rows))} rows run'
              + (f' (the rest: {table.why})' if table.why else '')]
+    prepared = {prepare_name(p['creates']) for p in table.prepare}
     for stage, models in stages[:-1]:
+        if stage['name'] in prepared:
+            lines.append(f"  {stage['name']}: {' '.join(stage['argv'])} (writes {stage['creates']}, which the "
+                         'trainings read; done when it exists)')
+            continue
         users = [s['name'] for s, _ in stages if stage['name'] in s.get('depends_on', [])
                  and s.get('kind') != 'leaderboard']
         what = ', '.join(dict.fromkeys(models)) or 'pre-training'
@@ -297,7 +315,7 @@ def describe(table_id: str) -> List[str]:
         what += f" (its backbone.pth: where {', '.join(users)} start{'s' if len(users) == 1 else ''})" if users else ''
         what += f" (its backbone.pth: the distillation teacher of {', '.join(taught)})" if taught else ''
         lines.append(f"  {stage['name']}: {what}")
-    measured = [s for s, _ in stages if s.get('kind') == 'command']
+    measured = [s for s, _ in stages if s.get('kind') == 'command' and s['name'] not in prepared]
     if measured:
         lines.append(f"  leaderboard: {', '.join(s['name'] for s in measured)}'s measured ratios beside the paper's "
                      '(absolute images/s depend on the hardware)')
@@ -306,7 +324,7 @@ def describe(table_id: str) -> List[str]:
     elif table.id:
         lines.append(f"  leaderboard: the measured rows beside the paper's, table '{table.id}' (shown where a "
                      'measured cell links to one of its rows)')
-    elif len(measured) < len(stages) - 1:
+    elif len(measured) + len(prepared) < len(stages) - 1:
         lines.append(f"  leaderboard: the measured rows; the paper's numbers of this table are not on the board "
                      f'(no row of it can link: docs/coverage.md says why): vitbench/results/papers/'
                      f'{table.document}.yaml')

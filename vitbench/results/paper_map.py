@@ -18,6 +18,9 @@ The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.cov
     other paper's experiment);
   * (a table's own ``benchmark: {mode: paper}``: its training rows also state their speed in their notes, which
     ``tools/pipeline.py --table`` measures in a benchmark stage beside the trainings; the counts are the rows')
+  * (a table's own ``prepare: [{argv: [tools/..., ...], creates: path}]``: what its trainings read and a tool
+    makes first, e.g. BEiT's k-means tokenizer file: ``tools/pipeline.py --table`` runs each as a command stage
+    before every training, done when ``creates`` exists)
   * a ``benchmark`` row (``benchmark: {mode: paper | parallel | pretrain, OPTION: value}``) is a number that
     ``tools/benchmark.py MODE`` measures rather than a training (images/s, peak memory, a step's time): recorded
     (its numbers are in its note or the benchmark's own table) and runnable (``tools/pipeline.py --table`` runs one
@@ -46,7 +49,7 @@ PAPERS = osp.join(osp.dirname(osp.abspath(__file__)), 'papers')
 DOCUMENTS = ('thesis', 'cait', 'three_things', 'maelite')
 STATES = ('whole', 'part', 'none', 'not_reproducible')
 _KEYS = ('number', 'id', 'title', 'source', 'protocol', 'note', 'rows', 'n_rows', 'n_quoted', 'same_as', 'state',
-         'why', 'benchmark')
+         'why', 'benchmark', 'prepare')
 MAP_ROW_KEYS = ('quoted', 'run', 'needs', 'teacher', 'benchmark')  # row keys of the map the leaderboard does not read
 _NUMBER = re.compile(r'^(Figure )?\d+(\.\d+)?$')
 # the heading of a table without a written 'source' on the leaderboard: '<document>, Table 6.2: <title>'
@@ -104,6 +107,8 @@ class MapTable:
     # the table's own ``benchmark: {mode: paper}``: its rows that train also state their speed in their notes
     # (thesis Tables 3.5, 6.7, 6.8), which tools/benchmark.py measures beside the trainings
     benchmark: Optional[dict] = None
+    # the table's own ``prepare``: commands whose file its trainings read (``[{argv: [...], creates: path}]``)
+    prepare: List[dict] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -149,6 +154,16 @@ def row_benchmark(row: dict) -> Optional[dict]:
     None for a row that trains."""
     spec = row.get('benchmark')
     return dict(spec) if spec else None
+
+
+def _check_prepare(prepare, where: str) -> None:
+    good = isinstance(prepare, list) and all(
+        isinstance(p, dict) and set(p) == {'argv', 'creates'} and isinstance(p['creates'], str)
+        and isinstance(p['argv'], list) and p['argv'] and all(isinstance(a, str) for a in p['argv'])
+        and p['argv'][0].startswith('tools/') for p in prepare)
+    if prepare is not None and not good:
+        raise LeaderboardError(f"{where}: 'prepare' is {prepare!r}, expected a list of {{argv: [tools/TOOL.py, "
+                               'ARG, ...], creates: path} (the file a command makes before the trainings)')
 
 
 def _check_benchmark(row: dict, where: str) -> None:
@@ -221,10 +236,12 @@ def _table(document: str, spec, where: str) -> MapTable:
         _check_link_fields(row, f"{where} ({row['model']})")
         _check_benchmark(row, f"{where} ({row['model']})")
     _check_benchmark(spec, where)
+    _check_prepare(spec.get('prepare'), where)
     table = MapTable(document, number, title, id=str(spec.get('id') or ''), rows=rows,
                      n_rows=_count(spec, 'n_rows', where), n_quoted=_count(spec, 'n_quoted', where),
                      same_as=str(spec.get('same_as') or ''), state=str(spec.get('state') or ''),
-                     why=' '.join(str(spec.get('why') or '').split()), benchmark=spec.get('benchmark'))
+                     why=' '.join(str(spec.get('why') or '').split()), benchmark=spec.get('benchmark'),
+                     prepare=list(spec.get('prepare') or []))
     if not table.id and not table.same_as and not number.startswith('Figure') and any(link_targets(r) for r in rows):
         table.id = auto_id(document, number)
     if table.id:
