@@ -12,7 +12,8 @@ from _pipeline_helpers import in_repo  # noqa: F401 (autouse: each test runs fro
 from harness.pipeline.command import command_of
 from harness.pipeline.paper_table import benchmark_stages, describe, load_table
 from harness.pipeline.run import PipelineRunner
-from vitbench.results.paper_map import _table, coverage, load_map
+from vitbench.results.coverage import coverage
+from vitbench.results.paper_map import _table, load_map
 from vitbench.results.result_file import LeaderboardError
 
 TOOLS = Path(__file__).resolve().parents[1] / 'tools'

@@ -13,11 +13,10 @@ import torch
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
-from vitbench.results.coverage import current, to_json, to_markdown, totals
+from vitbench.results.coverage import coverage, current, to_json, to_markdown, totals
 from vitbench.results.paper import PAPER_RESULTS, load_paper_tables
 from vitbench.results.experiment import link_target
-from vitbench.results.paper_map import (PAPERS, LeaderboardError, coverage, link_fields, link_targets, load_map,
-                                         row_runs)
+from vitbench.results.paper_map import PAPERS, LeaderboardError, link_fields, link_targets, load_map, row_runs
 from vitbench.yaml_file import read_yaml
 
 REPO = Path(__file__).resolve().parents[1]

@@ -167,7 +167,7 @@ def test_a_table_printed_again_runs_its_homes_rows():
     ('deit3_ade2k', 'close: deit3_ade20k'),
     ('thesis:2.1', '--table thesis:2.1 (Separability of fine classes after coarse-label training (CIFAR-100, '
      'ResNet-18)): no row of it runs here (none): '),  # then the map's why, checked below
-    ('thesis:Figure 3.2', 'no row of it runs here'),  # a plotted figure whose schedules have no config
+    ('maelite:Figure 5', 'no row of it runs here'),  # a plotted figure with no analysis built
 ])
 def test_unknown_and_not_runnable_tables_are_refused_in_one_line(table, expected, tmp_path):
     result = subprocess.run([sys.executable, 'tools/pipeline.py', '--table', table, '--dry-run',
@@ -307,7 +307,7 @@ def test_a_tables_prepare_command_runs_before_every_training(tmp_path):
     trainings = [s for s in pipeline.stages if s.kind == 'train']
     assert len(trainings) == 27 and all('prepare_kmeans_8192_in1k' in s.deps for s in trainings)
     assert any('prepare_kmeans_8192_in1k' in line for line in describe('three_things:7'))
-    expected = r"^three_things\.yaml 7 .*: 'prepare' is .*, expected a list of \{argv: \[tools/TOOL.py, ARG, ...\], creates"
+    expected = r"^three_things\.yaml 7 .*: 'prepare' is .*, expected a list of \{argv: \[a tools/ script, ARG, ...\], creates"
     with pytest.raises(LeaderboardError, match=expected):
         _table('three_things', dict(number='7', title='t', prepare=[dict(argv=['rm', '-rf', '/'], creates='x')]),
                'three_things.yaml 7')

@@ -119,8 +119,18 @@ def demo_teacher(tmp_path_factory):
                            create_model(DEMO, num_classes=0, **overrides), overrides=overrides)
 
 
+@pytest.fixture(scope='module')
+def codebook(tmp_path_factory):
+    """A k-means tokenizer file of the vocabulary and seed BEiT's configs name (8192, seed 0), random centroids of
+    8x8 patches: what tools/beit_tokenizer.py writes, without the fit."""
+    from pretrain.beit_tokenizer import save_codebook
+    path = str(tmp_path_factory.mktemp('tokenizer') / 'kmeans_8192.pth')
+    save_codebook(path, torch.randn(8192, 3 * 8 * 8, generator=torch.Generator().manual_seed(0)), 8, 0, 1)
+    return path
+
+
 @pytest.mark.parametrize('config', CONFIGS, ids=lambda c: os.path.relpath(c, REPO))
-def test_config_builds_and_swaps_backbone(config, demo_teacher):
+def test_config_builds_and_swaps_backbone(config, demo_teacher, codebook):
     """Every config is complete, and `--backbone NAME` rewrites it into a model of that backbone."""
     cfg = Config.fromfile(config)
     assert cfg.experiment['task'] in ('pretrain', 'finetune')
@@ -133,6 +143,8 @@ def test_config_builds_and_swaps_backbone(config, demo_teacher):
         cfg.model.teacher = dict(checkpoint=demo_teacher)
     if 'distillation' in cfg.model:
         cfg.model.distillation.teacher = dict(checkpoint=demo_teacher)
+    if (cfg.model.get('tokenizer') or {}).get('type') == 'KMeansTokenizer':  # BEiT's file, made first
+        cfg.model.tokenizer.checkpoint = codebook
     init_default_scope('vitbench')
     model = MODELS.build(cfg.model)
     assert model.arch == 'vit_tiny12h_patch16_224' and model.backbone.embed_dim == 192

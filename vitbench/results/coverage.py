@@ -1,14 +1,97 @@
 """How much of the seed papers runs: ``docs/coverage.md`` and ``docs/coverage.json``, rendered from the map of the
-papers (:mod:`.paper_map`) by ``tools/coverage.py``. Torch-free."""
+papers (:mod:`.paper_map`) by ``tools/coverage.py``: each entry's counts and state (the rules are in
+:mod:`.paper_map`'s docstring) and why the rest does not run or link. Torch-free."""
 import json
+from dataclasses import dataclass
 from typing import Dict, List, Sequence
 
-from .paper_map import DOCUMENTS, Coverage, coverage, load_map
+from .paper_map import (DOCUMENTS, LeaderboardError, MapTable, board_numbers, link_fields, link_targets, load_map,
+                        row_benchmark, row_runs)
 
 NAMES = {'thesis': 'Touvron, PhD thesis (2022), chapters 2-6', 'cait': 'CaiT (ICCV 2021)',
          'three_things': '"Three things everyone should know about Vision Transformers" (ECCV 2022)',
          'maelite': 'MAE-lite (ICML 2023)'}
 _COUNTS = ('rows', 'quoted', 'recorded', 'linked', 'runnable')
+
+
+@dataclass(frozen=True)
+class Coverage:
+    document: str
+    table: str
+    title: str
+    rows: int
+    quoted: int
+    recorded: int
+    linked: int
+    runnable: int
+    state: str
+    why: str
+    same_as: str = ''
+
+
+def coverage(tables: Sequence[MapTable]) -> List[Coverage]:
+    """The counts and state of every entry (a same_as entry has its table's counts)."""
+    own = {t.key: _counts(t) for t in tables if not t.same_as}
+    out = []
+    for table in tables:
+        c = own[table.same_as or table.key]
+        out.append(Coverage(table.document, table.number, table.title, *c, same_as=table.same_as))
+    return out
+
+
+def _counts(table: MapTable) -> tuple:
+    # rows with a number (KIND/DATASET keys; a benchmark row's are in its note or the benchmark's table)
+    recorded = sum(any('/' in k for k in r) or bool(row_benchmark(r)) for r in table.rows)
+    quoted = max(table.n_quoted, sum(bool(r.get('quoted')) for r in table.rows))
+    rows = max(table.n_rows, recorded)
+    linked = sum(bool(link_targets(r)) for r in table.rows) if table.id else 0  # the board's tables only
+    runnable = sum(_runnable(r) for r in table.rows)
+    own = sum(_runnable(r) for r in table.rows if not r.get('quoted'))
+    if table.state == 'not_reproducible':
+        state = table.state
+    elif own and own >= rows - quoted:
+        state = 'whole'
+    else:
+        state = 'part' if own else 'none'
+    if state not in ('whole',) and not table.why:
+        raise LeaderboardError(f"{table.key}: state {state}: say 'why' the other rows do not run")
+    if state == 'not_reproducible' and runnable:
+        raise LeaderboardError(f'{table.key}: not_reproducible, yet {runnable} rows name a config')
+    why = ' '.join(w for w in (table.why if state != 'whole' else '', _unlinked_why(table)) if w)
+    return rows, quoted, recorded, linked, runnable, state, why
+
+
+def _runnable(row: dict) -> bool:
+    """A config reproduces it, or tools/benchmark.py measures it."""
+    return bool(row_runs(row) or row_benchmark(row))
+
+
+def _unlinked_why(table: MapTable) -> str:
+    """Why runnable rows of a table are not linked ('' : all are): what each lacks that a link needs."""
+    reasons: Dict[str, int] = {}
+    for row in table.rows:
+        if not _runnable(row) or (table.id and link_targets(row)):
+            continue
+        if row_benchmark(row) and not row_runs(row):
+            why = ('measured by tools/benchmark.py, not trained: the leaderboard shows its ratios beside the '
+                   "paper's")
+        elif not any('/' in k for k in row):
+            why = "no number recorded (a figure's plotted row)"
+        elif table.number.startswith('Figure') and not table.id:
+            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
+        elif not board_numbers(row):
+            why = 'its numbers are an analysis of runs (tools/analyze.py), not a leaderboard column'
+        elif row.get('quoted') and not link_targets(row):
+            why = "quoted from another paper, without the variant / recipe / epochs its rerun records"
+        elif table.id and any(other is not row and link_targets(other) and row_runs(other) == row_runs(row)
+                              for other in table.rows):
+            why = 'the same run as a row the board links (the table prints that setting twice)'
+        else:
+            missing = [k for k, v in link_fields(row).items() if v is None]
+            why = f"no {' / '.join(missing)} that a measured run records" if missing else 'not on the leaderboard'
+        reasons[why] = reasons.get(why, 0) + 1
+    return '; '.join(f'{n} runnable row{"s" * (n > 1)} not linked: {why}' for why, n in reasons.items()) + (
+        '.' if reasons else '')
 
 
 def current() -> List[Coverage]:

@@ -7,7 +7,7 @@ swapped ``backbone``; ``needs``: the pre-training config whose ``backbone.pth`` 
 why the rest does not run. ``papers/board.yaml`` names the tables the
 leaderboard shows, in its order (:func:`vitbench.results.paper.load_paper_tables` reads their rows from here).
 
-The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.coverage`):
+The counts of a table (:class:`vitbench.results.coverage.Coverage`, counted and rendered there):
   * ``rows``: the rows it prints (``n_rows``, or the rows recorded when all are); ``quoted``: of them, another
     paper's numbers (``n_quoted``, or the recorded rows marked ``quoted: true``);
   * ``recorded``: rows whose numbers are here (a plotted figure's row may name its config alone); ``linked``:
@@ -18,7 +18,7 @@ The counts of a table (:class:`Coverage`, rendered by :mod:`vitbench.results.cov
     other paper's experiment);
   * (a table's own ``benchmark: {mode: paper}``: its training rows also state their speed in their notes, which
     ``tools/pipeline.py --table`` measures in a benchmark stage beside the trainings; the counts are the rows')
-  * (a table's own ``prepare: [{argv: [tools/..., ...], creates: path}]``: what its trainings read and a tool
+  * (a table's own ``prepare: [{argv: [a tools/ script, ...], creates: path}]``: what its trainings read and a tool
     makes first, e.g. BEiT's k-means tokenizer file: ``tools/pipeline.py --table`` runs each as a command stage
     before every training, done when ``creates`` exists)
   * a ``benchmark`` row (``benchmark: {mode: paper | parallel | pretrain, OPTION: value}``) is a number that
@@ -38,7 +38,7 @@ rows (:func:`vitbench.results.reproduction.shown_tables`), so a board of a few r
 import os.path as osp
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 from vitbench.yaml_file import read_yaml
 
@@ -115,21 +115,6 @@ class MapTable:
         return f'{self.document}:{self.number}'
 
 
-@dataclass(frozen=True)
-class Coverage:
-    document: str
-    table: str
-    title: str
-    rows: int
-    quoted: int
-    recorded: int
-    linked: int
-    runnable: int
-    state: str
-    why: str
-    same_as: str = ''
-
-
 def row_runs(row: dict) -> List[Run]:
     """Every way a row runs: its leaderboard ``config``s, then its ``run``s (each with the row's ``needs``, unless a
     ``run`` names its own)."""
@@ -162,7 +147,7 @@ def _check_prepare(prepare, where: str) -> None:
         and isinstance(p['argv'], list) and p['argv'] and all(isinstance(a, str) for a in p['argv'])
         and p['argv'][0].startswith('tools/') for p in prepare)
     if prepare is not None and not good:
-        raise LeaderboardError(f"{where}: 'prepare' is {prepare!r}, expected a list of {{argv: [tools/TOOL.py, "
+        raise LeaderboardError(f"{where}: 'prepare' is {prepare!r}, expected a list of {{argv: [a tools/ script, "
                                'ARG, ...], creates: path} (the file a command makes before the trainings)')
 
 
@@ -353,68 +338,3 @@ def linkable_specs(board: Sequence[str], folder: str = PAPERS) -> List[dict]:
     """The map's tables with an id that ``board`` does not name, in document order: the leaderboard links measured
     cells to their rows and shows them only where one links."""
     return [t.spec for t in load_map(folder) if t.id and t.id not in set(board)]
-
-
-def coverage(tables: Sequence[MapTable]) -> List[Coverage]:
-    """The counts and state of every entry (a same_as entry has its table's counts)."""
-    own = {t.key: _counts(t) for t in tables if not t.same_as}
-    out = []
-    for table in tables:
-        c = own[table.same_as or table.key]
-        out.append(Coverage(table.document, table.number, table.title, *c, same_as=table.same_as))
-    return out
-
-
-def _counts(table: MapTable) -> tuple:
-    # rows with a number (KIND/DATASET keys; a benchmark row's are in its note or the benchmark's table)
-    recorded = sum(any('/' in k for k in r) or bool(row_benchmark(r)) for r in table.rows)
-    quoted = max(table.n_quoted, sum(bool(r.get('quoted')) for r in table.rows))
-    rows = max(table.n_rows, recorded)
-    linked = sum(bool(link_targets(r)) for r in table.rows) if table.id else 0  # the board's tables only
-    runnable = sum(_runnable(r) for r in table.rows)
-    own = sum(_runnable(r) for r in table.rows if not r.get('quoted'))
-    if table.state == 'not_reproducible':
-        state = table.state
-    elif own and own >= rows - quoted:
-        state = 'whole'
-    else:
-        state = 'part' if own else 'none'
-    if state not in ('whole',) and not table.why:
-        raise LeaderboardError(f"{table.key}: state {state}: say 'why' the other rows do not run")
-    if state == 'not_reproducible' and runnable:
-        raise LeaderboardError(f'{table.key}: not_reproducible, yet {runnable} rows name a config')
-    why = ' '.join(w for w in (table.why if state != 'whole' else '', _unlinked_why(table)) if w)
-    return rows, quoted, recorded, linked, runnable, state, why
-
-
-def _runnable(row: dict) -> bool:
-    """A config reproduces it, or tools/benchmark.py measures it."""
-    return bool(row_runs(row) or row_benchmark(row))
-
-
-def _unlinked_why(table: MapTable) -> str:
-    """Why runnable rows of a table are not linked ('' : all are): what each lacks that a link needs."""
-    reasons: Dict[str, int] = {}
-    for row in table.rows:
-        if not _runnable(row) or (table.id and link_targets(row)):
-            continue
-        if row_benchmark(row) and not row_runs(row):
-            why = ('measured by tools/benchmark.py, not trained: the leaderboard shows its ratios beside the '
-                   "paper's")
-        elif not any('/' in k for k in row):
-            why = "no number recorded (a figure's plotted row)"
-        elif table.number.startswith('Figure') and not table.id:
-            why = "a figure's row: the figure's plot compares it (tools/analyze.py), not the leaderboard"
-        elif not board_numbers(row):
-            why = 'its numbers are an analysis of runs (tools/analyze.py), not a leaderboard column'
-        elif row.get('quoted') and not link_targets(row):
-            why = "quoted from another paper, without the variant / recipe / epochs its rerun records"
-        elif table.id and any(other is not row and link_targets(other) and row_runs(other) == row_runs(row)
-                              for other in table.rows):
-            why = 'the same run as a row the board links (the table prints that setting twice)'
-        else:
-            missing = [k for k, v in link_fields(row).items() if v is None]
-            why = f"no {' / '.join(missing)} that a measured run records" if missing else 'not on the leaderboard'
-        reasons[why] = reasons.get(why, 0) + 1
-    return '; '.join(f'{n} runnable row{"s" * (n > 1)} not linked: {why}' for why, n in reasons.items()) + (
-        '.' if reasons else '')
