@@ -37,7 +37,8 @@ from typing import Dict, List, Optional, Tuple
 
 from vitbench.results.experiment import experiment_options
 from vitbench.results.paper import PAPER_RESULTS
-from vitbench.results.paper_map import DOCUMENTS, MapTable, Run, load_map, row_benchmark, row_runs
+from vitbench.results.paper_map import (DOCUMENTS, MapTable, Run, load_map, row_benchmark, row_runnable,
+                                        row_runs)
 from vitbench.results.result_file import LeaderboardError
 from vitbench.yaml_file import read_yaml
 
@@ -297,7 +298,7 @@ def describe(table_id: str) -> List[str]:
     """What ``--table`` runs, for the reader: the table, each stage's rows, and where the paper's numbers show."""
     table = find_table(table_id)
     stages = table_stages(table)
-    runnable = sum(bool(row_runs(r) or row_benchmark(r)) for r in table.rows)
+    runnable = sum(row_runnable(r) for r in table.rows)
     lines = [f'table {table.key}: {table.title}; {runnable} of its {max(table.n_rows, len(table.rows))} rows run'
              + (f' (the rest: {table.why})' if table.why else '')]
     prepared = {prepare_name(p['creates']) for p in table.prepare}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Sequence
 
 from .paper_map import (DOCUMENTS, LeaderboardError, MapTable, board_numbers, link_fields, link_targets, load_map,
-                        row_benchmark, row_runs)
+                        row_benchmark, row_runnable, row_runs)
 
 NAMES = {'thesis': 'Touvron, PhD thesis (2022), chapters 2-6', 'cait': 'CaiT (ICCV 2021)',
          'three_things': '"Three things everyone should know about Vision Transformers" (ECCV 2022)',
@@ -45,8 +45,8 @@ def _counts(table: MapTable) -> tuple:
     quoted = max(table.n_quoted, sum(bool(r.get('quoted')) for r in table.rows))
     rows = max(table.n_rows, recorded)
     linked = sum(bool(link_targets(r)) for r in table.rows) if table.id else 0  # the board's tables only
-    runnable = sum(_runnable(r) for r in table.rows)
-    own = sum(_runnable(r) for r in table.rows if not r.get('quoted'))
+    runnable = sum(row_runnable(r) for r in table.rows)
+    own = sum(row_runnable(r) for r in table.rows if not r.get('quoted'))
     if table.state == 'not_reproducible':
         state = table.state
     elif own and own >= rows - quoted:
@@ -61,16 +61,11 @@ def _counts(table: MapTable) -> tuple:
     return rows, quoted, recorded, linked, runnable, state, why
 
 
-def _runnable(row: dict) -> bool:
-    """A config reproduces it, or tools/benchmark.py measures it."""
-    return bool(row_runs(row) or row_benchmark(row))
-
-
 def _unlinked_why(table: MapTable) -> str:
     """Why runnable rows of a table are not linked ('' : all are): what each lacks that a link needs."""
     reasons: Dict[str, int] = {}
     for row in table.rows:
-        if not _runnable(row) or (table.id and link_targets(row)):
+        if not row_runnable(row) or (table.id and link_targets(row)):
             continue
         if row_benchmark(row) and not row_runs(row):
             why = ('measured by tools/benchmark.py, not trained: the leaderboard shows its ratios beside the '

@@ -141,6 +141,11 @@ def row_benchmark(row: dict) -> Optional[dict]:
     return dict(spec) if spec else None
 
 
+def row_runnable(row: dict) -> bool:
+    """A config reproduces the row (:func:`row_runs`), or tools/benchmark.py measures it (:func:`row_benchmark`)."""
+    return bool(row_runs(row) or row_benchmark(row))
+
+
 def _check_prepare(prepare, where: str) -> None:
     good = isinstance(prepare, list) and all(
         isinstance(p, dict) and set(p) == {'argv', 'creates'} and isinstance(p['creates'], str)
