@@ -31,6 +31,8 @@ from torch import nn
 
 from vitbench.registry import MODELS
 
+from .mae import patchify
+
 LOGIT_LAPLACE_EPS = 0.1  # DALL-E's map_pixels: x in [0, 1] -> (1 - 2 eps) x + eps
 
 
@@ -123,14 +125,6 @@ class DALLETokenizer(nn.Module):
         return self(images).argmax(dim=1)
 
 
-def tokenizer_patches(images: torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(B, 3, S, S) -> (B, (S/p)^2, p * p * 3): each patch's pixels in (row, column, channel) order."""
-    B, C, H, W = images.shape
-    p = patch_size
-    x = images.float().reshape(B, C, H // p, p, W // p, p)
-    return x.permute(0, 2, 4, 3, 5, 1).reshape(B, (H // p) * (W // p), p * p * C)
-
-
 def nearest(points: torch.Tensor, codebook: torch.Tensor, chunk: int = 65536) -> torch.Tensor:
     """The index of each point's nearest centroid (squared Euclidean distance; ties: the lowest index)."""
     out = []
@@ -206,7 +200,7 @@ class KMeansTokenizer(nn.Module):
         """(B, 3, S, S) normalised tokenizer views -> (B, S/p, S/p) token ids (nearest centroid)."""
         B, _, H, W = images.shape
         p = self.patch_size
-        ids = nearest(tokenizer_patches(images, p).flatten(0, 1), self.codebook.to(images.device))
+        ids = nearest(patchify(images.float(), p).flatten(0, 1), self.codebook.to(images.device))
         return ids.view(B, H // p, W // p)
 
 

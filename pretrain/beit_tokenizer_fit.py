@@ -12,7 +12,8 @@ from mmengine.config import Config
 
 from vitbench.registry import DATASETS
 
-from .beit_tokenizer import fit_kmeans, save_codebook, tokenizer_patches
+from .beit_tokenizer import fit_kmeans, save_codebook
+from .mae import patchify
 
 
 def _views_step(cfg: Config) -> dict:
@@ -50,7 +51,7 @@ def fit_tokenizer(cfg: Config, log: Callable[[str], None] = print, batch: int = 
     patches = []
     for start in range(0, len(chosen), batch):
         imgs = torch.stack([dataset[i]['inputs'] for i in chosen[start:start + batch]]).float()
-        patches.append(tokenizer_patches(imgs / 127.5 - 1, second // grid).flatten(0, 1))
+        patches.append(patchify(imgs / 127.5 - 1, second // grid).flatten(0, 1))
     codebook = fit_kmeans(torch.cat(patches), int(tok['vocab_size']), seed=seed)
     save_codebook(tok['checkpoint'], codebook, second // grid, seed, len(chosen))
     log(f"tokenizer fit: wrote {tok['checkpoint']}")

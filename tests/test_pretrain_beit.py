@@ -25,8 +25,8 @@ from backbones.checkpoint import save_checkpoint
 from harness import demo_data
 from pretrain.beit import BEiT, masked_token_loss
 from pretrain.beit_data import BEiTMaskedViews
-from pretrain.beit_tokenizer import (DALLETokenizer, KMeansTokenizer, fit_kmeans, nearest, save_codebook,
-                                     tokenizer_patches)
+from pretrain.beit_tokenizer import DALLETokenizer, KMeansTokenizer, fit_kmeans, nearest, save_codebook
+from pretrain.mae import patchify
 from vitbench.registry import MODELS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def test_a_patch_gets_its_nearest_centroid(tmp_path):
     image = torch.full((1, 3, 4, 4), -0.75)
     image[..., :2, 2:] = 0.5  # the top-right patch is bright
     assert KMeansTokenizer(path).tokens(image).tolist() == [[[0, 1], [0, 0]]]
-    assert tokenizer_patches(image, 2)[0, 1].tolist() == [0.5] * 12
+    assert patchify(image, 2)[0, 1].tolist() == [0.5] * 12
     assert nearest(torch.zeros(1, 12), codebook).item() == 0  # a tie: the lower index
 
 
