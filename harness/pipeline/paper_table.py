@@ -13,6 +13,9 @@ way. Its stages:
   needs it, or the row's own stage where a row of the table runs that config with the same options); the rows that
   need it depend on it and start from its ``backbone.pth`` (``--checkpoint``). Rows that need nothing are
   independent stages;
+* one ``test`` stage per row run with ``test: true`` (a model evaluated, not trained: thesis Figure 5.4's
+  models at other test resolutions): ``tools/test.py CONFIG`` with its ``cfg_options`` on the last checkpoint of
+  the stage that runs its ``needs``, after it (``test_`` and the config's name);
 * likewise one stage per ``teacher`` config: the rows that distil from it depend on it and get its exported model
   as their distillation teacher (``--teacher STAGE/backbone.pth``);
 * one ``command`` stage per distinct ``benchmark`` spec of the rows (a throughput / memory row, measured and not
@@ -87,7 +90,7 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     names: set = set()
 
     def name_of(config: str, run: Optional[Run] = None) -> str:
-        stem = osp.splitext(osp.basename(config))[0]
+        stem = ('test_' if run is not None and run.test else '') + osp.splitext(osp.basename(config))[0]
         if run is not None:  # what the run changes, in its name: cait_s24_in1k_400e__distillation_None
             stem += ''.join(f'__{k.rsplit(".", 1)[-1]}_{v}'
                             for k, v in experiment_options(run.cfg_options).items())  # not experiment.*
@@ -110,12 +113,14 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
     for model, run in runs:
         key = (run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
                json.dumps(run.needs_options, sort_keys=True), run.teacher,
-               json.dumps(run.teacher_options, sort_keys=True))
+               json.dumps(run.teacher_options, sort_keys=True), run.test)
         needs[key] = (run.needs, run.needs_options)
         if run.teacher:
             teachers[key] = (run.teacher, run.teacher_options)
         if key not in stages:  # two rows the same run (e.g. one config, two columns): one stage
             stages[key] = dict(name=name_of(run.config, run), config=run.config, per_backbone=False)
+            if run.test:
+                stages[key]['kind'] = 'test'
             if run.cfg_options:
                 stages[key]['cfg_options'] = dict(run.cfg_options)
             if run.backbone:
@@ -134,7 +139,7 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
             cycle = ' -> '.join(osp.basename(c) for c, _ in (*chain[chain.index(which):], which))
             raise PipelineError(f'--table {table.key}: the rows\' needs form a cycle: {cycle}')
         if which not in pretrain:
-            own = next((k for k, s in stages.items() if s['config'] == config
+            own = next((k for k, s in stages.items() if s['config'] == config and s.get('kind') != 'test'
                         and (s.get('cfg_options') or {}) == options and not s.get('args')), None)
             if own is None:
                 pretrain[which] = dict(name=name_of(config, Run(config, options) if options else None), config=config,
@@ -150,7 +155,10 @@ def table_stages(table: MapTable) -> List[Tuple[dict, List[str]]]:
 
     def depend(stage: dict, need: Tuple[str, dict], chain: Tuple[tuple, ...]) -> None:
         name = provider(need, chain)['name']
-        stage.update(depends_on=[name], checkpoint=f'{{{name}}}/backbone.pth')
+        if stage.get('kind') == 'test':  # the whole model that stage trained, head and all
+            stage.update(depends_on=[name], weights=f'{{{name}.last_checkpoint}}')
+        else:
+            stage.update(depends_on=[name], checkpoint=f'{{{name}}}/backbone.pth')
 
     for key, stage in list(stages.items()):
         if needs[key][0] and 'depends_on' not in stage:
@@ -311,10 +319,15 @@ def describe(table_id: str) -> List[str]:
                  and s.get('kind') != 'leaderboard']
         what = ', '.join(dict.fromkeys(models)) or 'pre-training'
         taught = [s['name'] for s, _ in stages if f"{{{stage['name']}}}/backbone.pth" in s.get('args', [])]
-        users = [u for u in users if u not in taught]
+        tested = [s['name'] for s, _ in stages if s.get('weights') == f"{{{stage['name']}.last_checkpoint}}"]
+        users = [u for u in users if u not in taught and u not in tested]
+        if stage.get('kind') == 'test':
+            what += f" (tests the model {stage['depends_on'][0]} trained)"
         what += f" (measured: {' '.join(stage['argv'])})" if stage.get('kind') == 'command' else ''
         what += f" (its backbone.pth: where {', '.join(users)} start{'s' if len(users) == 1 else ''})" if users else ''
         what += f" (its backbone.pth: the distillation teacher of {', '.join(taught)})" if taught else ''
+        if tested:
+            what += f" (its last checkpoint: what {', '.join(tested)} test{'s' if len(tested) == 1 else ''})"
         lines.append(f"  {stage['name']}: {what}")
     measured = [s for s, _ in stages if s.get('kind') == 'command' and s['name'] not in prepared]
     if measured:

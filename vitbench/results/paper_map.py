@@ -26,6 +26,10 @@ The counts of a table (:class:`vitbench.results.coverage.Coverage`, counted and 
     (its numbers are in its note or the benchmark's own table) and runnable (``tools/pipeline.py --table`` runs one
     benchmark stage per distinct spec, whose record the leaderboard shows as measured ratios beside the paper's:
     :mod:`vitbench.results.benchmark_record`), never linked (no training run records it);
+  * a ``run`` with ``test: true`` is an evaluation, not a training: ``tools/test.py`` of its config (and
+    ``cfg_options``: another test resolution) on the model its ``needs`` trained (that run's last checkpoint), as a
+    ``test`` stage of ``tools/pipeline.py --table`` after it; runnable like a training row (thesis Figure 5.4's
+    models tested at resolutions they were not trained at);
   * ``state``: ``whole`` when every own (not quoted) row is runnable, ``part`` when some are, ``none`` when none
     is, and ``not_reproducible`` (written, with ``why``) when nothing of it can run here (private data, another field).
 A table printed again by another document (the thesis' CaiT tables) says ``same_as`` and has its counts there.
@@ -72,7 +76,9 @@ class Run:
     ``needs: {config: path, cfg_options: {...}}``: e.g. the pre-training without its distillation); ``teacher``:
     the config (run with ``teacher_options``) whose exported model, its ``backbone.pth``, is the run's distillation
     teacher (``tools/pipeline.py --table`` trains it first and passes the file as ``--teacher``: a teacher that
-    another stage produces, e.g. a convnet trained on the same small dataset)."""
+    another stage produces, e.g. a convnet trained on the same small dataset); ``test``: not a training but an
+    evaluation, ``tools/test.py CONFIG`` (with ``cfg_options``, e.g. another test resolution) of the model that the
+    ``needs`` config trained, its last checkpoint (a curve of one model tested at several resolutions)."""
     config: str
     cfg_options: Dict[str, object] = field(default_factory=dict)
     backbone: str = ''
@@ -80,6 +86,7 @@ class Run:
     needs_options: Dict[str, object] = field(default_factory=dict)
     teacher: str = ''
     teacher_options: Dict[str, object] = field(default_factory=dict)
+    test: bool = False
 
 
 def _needs(value) -> tuple:
@@ -129,8 +136,11 @@ def row_runs(row: dict) -> List[Run]:
             item = dict(config=item)
         own = _needs(item['needs']) if item.get('needs') else (needs, needs_options)
         own_teacher = _needs(item['teacher']) if item.get('teacher') else teacher
+        test = item.get('test', False)
+        if not isinstance(test, bool) or (test and not own[0]):
+            raise TypeError(item)
         runs.append(Run(item['config'], dict(item.get('cfg_options') or {}), str(item.get('backbone') or ''),
-                        *own, *own_teacher))
+                        *own, *own_teacher, test))
     return runs
 
 
@@ -217,7 +227,8 @@ def _table(document: str, spec, where: str) -> MapTable:
             raise LeaderboardError(f"{where} ({row['model']}): 'run' is {row.get('run')!r} (needs: "
                                    f"{row.get('needs')!r}, teacher: {row.get('teacher')!r}), expected a config "
                                    "path, {config: path, cfg_options: {...}, backbone: variant} or a list of them "
-                                   "(needs: a config path or {config: path, cfg_options: {...}}; teacher: the same)")
+                                   "(needs: a config path or {config: path, cfg_options: {...}}; teacher: the same; "
+                                   "test: true, an evaluation of the model that needs trains, with needs)")
         bad = [c for r in runs for c in (r.config, *(x for x in (r.needs, r.teacher) if x))
                if not (isinstance(c, str) and c.startswith('configs/') and c.endswith('.py'))]
         if bad:
