@@ -5,9 +5,8 @@ training step (per-parameter clipping, the frozen last layer), one iteration on 
 the whole batch (the all-reduced centre), and the demo recipe through tools/train.py, whose exported teacher loads.
 The k-NN classifier for the comparison with a random backbone is the frozen task's ``knn_predict``
 (downstream/frozen/knn.py: DINO's ``eval_knn.knn_classifier``, checked against scikit-learn in tests/test_frozen.py).
-The demo run's exported teacher beats the seed-0 random backbone's k-NN accuracy on the small demo ImageNet by the
-margin asserted at seed 0; at seeds 1 and 2 it does not beat its own initialisation (measured per seed, and why:
-docs/recipes.md, DINO)."""
+The demo run's exported teacher beats the k-NN accuracy of the best of three random initialisations of its
+backbone on the small demo ImageNet by 2 points (measured at seeds 0-2: docs/recipes.md, DINO)."""
 import json
 import math
 import os
@@ -36,7 +35,9 @@ from pretrain.transforms import PackInputs
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = 'vit_demo_patch8_64'
-KNN_MARGIN = 0.02  # of k-NN accuracy over the random backbone at seed 0 (per-seed measurements: docs/recipes.md, DINO)
+# of k-NN accuracy over the best of three random backbones (seeds 0-2: 6.4 / 8.8 / 8.2 %); the demo's teacher was
+# 3.6-4.6 points above it at seeds 0-2 (docs/recipes.md, DINO)
+KNN_MARGIN = 0.02
 
 
 def _softmax(xs, temp):
@@ -276,13 +277,6 @@ def test_two_ranks_equal_one_process_on_the_whole_batch(tmp_path):
 
 
 @pytest.fixture(scope='module')
-def data_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp('demo')
-    assert demo_data.generate(demo_data.select(['imagenet']), str(root), scale='tiny', log=lambda m: None) == []
-    return str(root / 'imagenet')
-
-
-@pytest.fixture(scope='module')
 def knn_root(tmp_path_factory):
     """The 'small' demo ImageNet (104 training and 20 val images per class): enough val images for a k-NN
     accuracy whose noise is below the margin asserted (the tiny set's 50 val images move it by 2 points each)."""
@@ -313,37 +307,38 @@ def backbone_knn_accuracy(backbone, root: str) -> float:
     return knn_accuracy(train_f, train_y, val_f, val_y, int(train_y.max()) + 1)
 
 
-def test_demo_trains_exports_the_teacher_and_beats_a_random_backbone(data_root, knn_root, tmp_path,
-                                                                     checkpoint_policy):
-    """configs/demo/dino_demo.py through tools/train.py on the tiny demo ImageNet (10 epochs of 3 iterations; 2
+def test_demo_learns_features_that_beat_random_backbones(knn_root, tmp_path, checkpoint_policy):
+    """configs/demo/dino_demo.py through tools/train.py on the small demo ImageNet (8 epochs of 40 iterations; 2
     global + 2 local crops of two sizes through one backbone): the momentum follows the cosine schedule, the
     teacher temperature is logged, result.json names the recipe, backbone.pth is the teacher's backbone, which
-    create_model loads, and its k-NN accuracy on the small demo ImageNet beats the same backbone at a seed-0 random
-    initialisation by 2 points at seed 0 (a seed-0 fact, not a DINO effect: docs/recipes.md, DINO)."""
+    create_model loads, and its k-NN accuracy on the small demo ImageNet beats the best of three random
+    initialisations of the same backbone by 2 points (what DINO learned: seeds 0-2 measured in docs/recipes.md)."""
     work_dir = tmp_path / 'dino'
-    options = [f'train_dataloader.dataset.data_root={data_root}', 'train_dataloader.num_workers=0',
+    options = [f'train_dataloader.dataset.data_root={knn_root}', 'train_dataloader.num_workers=0',
                'default_hooks.logger.interval=1']
     result = subprocess.run([sys.executable, 'tools/train.py', 'configs/demo/dino_demo.py', '--work-dir',
                              str(work_dir), '--cfg-options', *options], cwd=REPO, capture_output=True, text=True,
-                            timeout=900, env=dict(os.environ, OMP_NUM_THREADS='1'))
+                            timeout=1800, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     logged = [json.loads(line) for line in next(work_dir.glob('*/vis_data/scalars.json')).read_text().splitlines()]
     total = len(logged)
-    assert total == 30  # 100 images, batch 32, drop_last: 3 iterations per epoch, 10 epochs
+    assert total == 320  # 2,600 images, batch 64, drop_last: 40 iterations per epoch, 8 epochs
     assert [s['momentum'] for s in logged] == pytest.approx([cosine_value(0.9, 1., i, total) for i in range(total)],
                                                             abs=1e-6)
     assert all(s['teacher_temp'] == pytest.approx(0.04) and math.isfinite(s['loss']) for s in logged)
     record = json.loads((work_dir / 'result.json').read_text())
-    assert record['pretrain'] == dict(recipe='dino', epochs=10, checkpoint=None, model=dict(depth=2))
+    assert record['pretrain'] == dict(recipe='dino', epochs=8, checkpoint=None, model=dict(depth=2))
     exported = torch.load(work_dir / 'backbone.pth', weights_only=False)['state_dict']
-    trained = torch.load(work_dir / 'epoch_10.pth', weights_only=False)['state_dict']
+    trained = torch.load(work_dir / 'epoch_8.pth', weights_only=False)['state_dict']
     torch.testing.assert_close(exported['blocks.0.attn.qkv.weight'], trained['teacher.backbone.blocks.0.attn.qkv.weight'])
     assert not torch.equal(trained['teacher.backbone.blocks.0.attn.qkv.weight'],
                            trained['student.backbone.blocks.0.attn.qkv.weight'])  # an average, not a copy
     overrides = {**record['backbone_overrides'], **record['pretrain']['model']}
     dino = create_model(DEMO, checkpoint=str(work_dir / 'backbone.pth'), num_classes=0, **overrides)
-    torch.manual_seed(0)
-    random = create_model(DEMO, num_classes=0, **overrides)
-    dino_acc, random_acc = backbone_knn_accuracy(dino, knn_root), backbone_knn_accuracy(random, knn_root)
-    print(f'k-NN accuracy: DINO teacher {dino_acc:.3f}, random backbone {random_acc:.3f}')
-    assert dino_acc >= random_acc + KNN_MARGIN, (dino_acc, random_acc)
+    dino_acc = backbone_knn_accuracy(dino, knn_root)
+    randoms = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        randoms.append(backbone_knn_accuracy(create_model(DEMO, num_classes=0, **overrides), knn_root))
+    print(f'k-NN accuracy: DINO teacher {dino_acc:.3f}, random backbones {randoms}')
+    assert dino_acc >= max(randoms) + KNN_MARGIN, (dino_acc, randoms)
