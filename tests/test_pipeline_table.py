@@ -119,16 +119,19 @@ def test_every_runnable_table_of_the_map_makes_a_checked_pipeline(tmp_path):
     for table in runnable:
         pipeline = load_table(table.key, work_dir=str(tmp_path / table.document))
         assert pipeline.stages[-1].kind == 'leaderboard'
-        runs = {(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
-                 json.dumps(run.needs_options, sort_keys=True)) for r in table.rows for run in row_runs(r)}
+        all_runs = {(run.config, json.dumps(run.cfg_options, sort_keys=True), run.backbone, run.needs,
+                     json.dumps(run.needs_options, sort_keys=True), run.test)
+                    for r in table.rows for run in row_runs(r)}
+        runs = {r[:5] for r in all_runs if not r[5]}  # the trainings; a test: true run evaluates one of them
         trains = [s for s in pipeline.stages if s.kind == 'train']
         assert {(s.config, s.spec.get('checkpoint', '')) for s in trains} >= {(c, '') for c, _, _, n, _ in runs
                                                                               if not n}
         # each pre-training a row needs (with its cfg_options) runs once: as a row's own stage, else as one more;
         # two configs that are one run are one stage (test below)
         merged = 1 if table.key == 'maelite:5' else 0
-        needed = {(n, no) for _, _, _, n, no in runs if n} - {(c, o) for c, o, b, _, _ in runs if not b}
+        needed = {(r[3], r[4]) for r in all_runs if r[3]} - {(c, o) for c, o, b, _, _ in runs if not b}
         assert len(trains) == len(runs) - merged + len(needed), table.key
+        assert len([s for s in pipeline.stages if s.kind == 'test']) == len(all_runs) - len(runs), table.key
 
 
 def test_a_pretraining_with_overrides_is_the_row_that_runs_it_so(tmp_path):
