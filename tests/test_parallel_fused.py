@@ -65,6 +65,21 @@ def test_cached_stacked_weights_follow_parameter_updates():
         torch.testing.assert_close(fused(x), seq(x), rtol=1e-5, atol=1e-5)
 
 
+def test_under_autocast_the_stacked_weights_are_cached_in_its_dtype():
+    """bf16 autocast inference keeps the stacked matrices in bf16 (cast once, not at every call and chunk): the
+    same outputs as the sequential form under the same autocast, to bf16 rounding; back in fp32 they are rebuilt."""
+    fused, seq = _pair(2, init_values=0.1)
+    fused.eval(), seq.eval()
+    x = torch.randn(2, 7, 48)
+    with torch.no_grad():
+        with torch.autocast('cpu', dtype=torch.bfloat16):
+            got, expected = fused(x), seq(x)
+            assert all(t.dtype == torch.bfloat16 for t in fused._stacked_attention() + fused._stacked_mlp())
+        torch.testing.assert_close(got.float(), expected.float(), rtol=3e-2, atol=3e-2)
+        assert all(t.dtype == torch.float32 for t in fused._stacked_attention() + fused._stacked_mlp())
+        torch.testing.assert_close(fused(x), seq(x), rtol=1e-5, atol=1e-5)
+
+
 def test_sequential_where_the_stacked_form_does_not_apply():
     block = randomize(ParallelBlock(48, num_heads=3, drop_path=0.1, init_values=1e-4))
     assert not block.train().runs_fused()                 # each branch draws its own stochastic-depth mask

@@ -91,7 +91,11 @@ def shared_norm_eps(norms: Sequence[nn.Module], dim: int) -> Optional[float]:
 
 class FusedWeights:
     """The stacked matrices of one parallel block, rebuilt when a parameter changes (its storage or version)
-    or when gradients are wanted (then they are built in the autograd graph at every call)."""
+    or when gradients are wanted (then they are built in the autograd graph at every call).
+
+    Under autocast they are cached in its dtype: autocast would otherwise cast every fp32 weight to bf16 again at
+    every call, once per chunk of images on CPU (B18x2 at batch 8 in bf16: 0.96 of the sequential form with the
+    casts, docs/benchmarks.md); the sequential form's modules pay that cast once per call, as any module does."""
 
     def __init__(self):
         self._key, self._value = None, None
@@ -100,10 +104,14 @@ class FusedWeights:
         if torch.is_grad_enabled() and any(p.requires_grad for p in params):
             self._key = self._value = None  # never hold a graph between steps
             return build()
-        key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params)
+        device = params[0].device.type
+        cast = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
+        key = (tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params), cast)
         if key != self._key:
             with torch.no_grad():
-                self._value = build()
+                value = build()
+                self._value = value if cast is None else tuple(
+                    t if t is None or not t.is_floating_point() else t.to(cast) for t in value)
             self._key = key
         return self._value
 
