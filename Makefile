@@ -12,7 +12,7 @@ demo: install       ## the benchmark pipeline on generated demo data -> work_dir
 	$(PYTHON) tools/env_check.py
 	$(PYTHON) tools/pipeline.py configs/pipelines/demo.py
 
-test: install       ## the test suite, key end-to-end tests included (~33 min on 2 cores: 4144 tests, 32 min 24 s measured alone); CI adds test-demo
+test: install       ## the test suite, key end-to-end tests included (~30 min on 2 cores: 4180 tests, 29 min 26 s measured alone); CI adds test-demo
 	$(PYTHON) -m pytest -q -m "not demo_pipeline"
 
 test-demo: install  ## the demo and zoo pipelines end to end, as make demo runs them (~10-12 min)
