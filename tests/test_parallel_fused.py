@@ -78,6 +78,8 @@ def test_under_autocast_the_stacked_weights_are_cached_in_its_dtype():
         torch.testing.assert_close(got.float(), expected.float(), rtol=3e-2, atol=3e-2)
         assert all(t.dtype == torch.float32 for t in fused._stacked_attention() + fused._stacked_mlp())
         torch.testing.assert_close(fused(x), seq(x), rtol=1e-5, atol=1e-5)
+    with torch.device('meta'), torch.no_grad():  # no autocast state for the meta device: shapes only
+        assert ParallelBlock(48, num_heads=3, init_values=0.1).eval()(torch.randn(2, 7, 48)).shape == (2, 7, 48)
 
 
 def test_sequential_where_the_stacked_form_does_not_apply():

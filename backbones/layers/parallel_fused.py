@@ -104,8 +104,9 @@ class FusedWeights:
         if torch.is_grad_enabled() and any(p.requires_grad for p in params):
             self._key = self._value = None  # never hold a graph between steps
             return build()
-        device = params[0].device.type
-        cast = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
+        device = params[0].device.type  # autocast has no state for some types (meta: shapes only)
+        cast = torch.get_autocast_dtype(device) if torch.amp.is_autocast_available(device) and \
+            torch.is_autocast_enabled(device) else None
         key = (tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params), cast)
         if key != self._key:
             with torch.no_grad():
