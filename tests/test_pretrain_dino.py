@@ -7,6 +7,7 @@ The k-NN classifier for the comparison with a random backbone is the frozen task
 (downstream/frozen/knn.py: DINO's ``eval_knn.knn_classifier``, checked against scikit-learn in tests/test_frozen.py).
 The demo run's exported teacher beats the k-NN accuracy of the best of three random initialisations of its
 backbone on the small demo ImageNet by 2 points (measured at seeds 0-2: docs/recipes.md, DINO)."""
+import functools
 import json
 import math
 import os
@@ -285,6 +286,7 @@ def knn_root(tmp_path_factory):
     return str(root / 'imagenet')
 
 
+@functools.lru_cache(maxsize=None)  # the same split for every backbone compared
 def _images(root: str, split: str, size: int = 32):
     """Every image of an ImageFolder split resized to size x size (bicubic), ImageNet-normalised, and its labels."""
     classes = sorted(d.name for d in Path(root, split).iterdir())
